@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# incnn top-level Makefile.
+#
+#   make                 userspace library and tools (build/rel/)
+#   make check           everything that can be tested; ends "N passed, N failed"
+#   make fuzz            libFuzzer harnesses for FUZZ_SECONDS each
+#   make bench           the codec benchmark (incnn-bench)
+#   make modules         incnn.ko against KDIR (out-of-tree kbuild, see Kbuild)
+#
+# Userspace builds live under build/: build/rel (optimised), build/asan
+# (AddressSanitizer + UBSan, used by the tests), build/fuzz (clang,
+# libFuzzer).
+
+SRC := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD ?= $(SRC)/build
+KDIR ?= /lib/modules/$(shell uname -r)/build
+FUZZ_SECONDS ?= 300
+
+CC ?= cc
+CLANG ?= clang
+
+WARN := -Wall -Wextra -Werror
+COMMON_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) \
+	-I$(SRC)/uapi -I$(SRC)/kmod/codec -I$(SRC)/userspace/include
+# kernel-style callbacks have parameters some codecs do not use
+CODEC_CFLAGS := -Wno-unused-parameter
+LDLIBS := -llz4 -lzstd -lm -lpthread
+
+REL_CFLAGS := $(COMMON_CFLAGS) -O2
+ASAN_CFLAGS := $(COMMON_CFLAGS) -O1 -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := $(COMMON_CFLAGS) -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+CODEC_SRCS := $(wildcard $(SRC)/kmod/codec/*.c)
+LIB_SRCS := $(wildcard $(SRC)/userspace/lib/*.c)
+TOOL_MAINS := $(wildcard $(SRC)/userspace/tools/incnn-*.c)
+TOOL_COMMON := $(filter-out $(TOOL_MAINS),$(wildcard $(SRC)/userspace/tools/*.c))
+HDRS := $(wildcard $(SRC)/uapi/linux/*.h $(SRC)/kmod/codec/*.h \
+	$(SRC)/userspace/include/*/*.h $(SRC)/userspace/tools/*.h)
+
+# $(call objs,VARIANT,SOURCES)
+objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
+
+.PHONY: all tools lib modules check check-host fuzz fuzz-smoke bench clean \
+	ksft install
+
+all: tools
+
+define variant
+$(BUILD)/$(1)/obj/kmod/codec/%.o: $(SRC)/kmod/codec/%.c $(HDRS)
+	@mkdir -p $$(dir $$@)
+	$(2) $(3) $(CODEC_CFLAGS) -c $$< -o $$@
+
+$(BUILD)/$(1)/obj/%.o: $(SRC)/%.c $(HDRS)
+	@mkdir -p $$(dir $$@)
+	$(2) $(3) -c $$< -o $$@
+
+$(BUILD)/$(1)/libincnn.a: $(call objs,$(1),$(CODEC_SRCS) $(LIB_SRCS))
+	@rm -f $$@
+	ar rcs $$@ $$^
+
+$(BUILD)/$(1)/bin/%: $(BUILD)/$(1)/obj/userspace/tools/%.o \
+		$(call objs,$(1),$(TOOL_COMMON)) $(BUILD)/$(1)/libincnn.a
+	@mkdir -p $$(dir $$@)
+	$(2) $(3) $$^ $(LDLIBS) -o $$@
+endef
+
+$(eval $(call variant,rel,$(CC),$(REL_CFLAGS)))
+$(eval $(call variant,asan,$(CC),$(ASAN_CFLAGS)))
+$(eval $(call variant,fuzz,$(CLANG),$(FUZZ_CFLAGS)))
+
+TOOLS := $(patsubst $(SRC)/userspace/tools/%.c,%,$(TOOL_MAINS))
+lib: $(BUILD)/rel/libincnn.a
+tools: lib $(addprefix $(BUILD)/rel/bin/,$(TOOLS))
+tools-asan: $(BUILD)/asan/libincnn.a $(addprefix $(BUILD)/asan/bin/,$(TOOLS))
+
+# --- kselftest framework, extracted from Debian's linux-source-6.1 -------
+KSFT := $(BUILD)/ksft
+ksft: $(KSFT)/lib.mk
+$(KSFT)/lib.mk:
+	$(SRC)/scripts/ksft-extract.sh $(KSFT)
+
+# --- tests ---------------------------------------------------------------
+selftests-host: ksft tools-asan
+	$(MAKE) -C $(SRC)/selftests KSFT=$(KSFT) OUTPUT=$(BUILD)/selftests \
+		INCNN_BUILD=$(BUILD) all
+
+check:
+	@$(SRC)/scripts/check.sh
+
+# --- fuzzing -------------------------------------------------------------
+FUZZERS := $(patsubst $(SRC)/selftests/fuzz/%.c,%,$(wildcard $(SRC)/selftests/fuzz/fuzz_*.c))
+$(BUILD)/fuzz/bin/fuzz_%: $(SRC)/selftests/fuzz/fuzz_%.c $(BUILD)/fuzz/libincnn.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/fuzz/libincnn.a $(LDLIBS) -o $@
+fuzzers: $(addprefix $(BUILD)/fuzz/bin/,$(FUZZERS))
+fuzz: fuzzers
+	$(SRC)/scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+fuzz-smoke: fuzzers
+	$(SRC)/scripts/fuzz.sh $(BUILD) 10 $(FUZZERS)
+
+# --- benchmark -----------------------------------------------------------
+bench: tools
+	$(BUILD)/rel/bin/incnn-bench
+
+# --- kernel module -------------------------------------------------------
+modules:
+	$(MAKE) -C $(KDIR) M=$(SRC) modules
+
+clean:
+	rm -rf $(BUILD)
+	-$(MAKE) -C $(KDIR) M=$(SRC) clean 2>/dev/null

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The codec interface: one table of stateless, deterministic codecs shared
+ * by the kernel module and userspace. See docs/codecs.md.
+ */
+#ifndef _INCNN_CODEC_H
+#define _INCNN_CODEC_H
+
+#include "compat.h"
+#include <linux/incnn.h>
+
+/*
+ * Share of values per size class (the INCEPTIONN paper's Table III):
+ * n[0] values sent as 0 bits, n[1] as 8, n[2] as 16, n[3] as 32.
+ * Encoders add to it; float codecs without classes leave it alone.
+ */
+struct incnn_hist {
+	u64 n[4];
+};
+
+/* Scratch memory an encoder may need (the larger of all codecs' needs). */
+#define INCNN_CODEC_SCRATCH	INCNN_LZ4_SCRATCH
+
+struct incnn_codec {
+	u8 id;
+	const char *name;
+	/* the codec may change values */
+	bool lossy;
+	/*
+	 * The codec works on whole fp32 values: the body covers the largest
+	 * multiple of 4 bytes, and a raw tail of 0..3 bytes follows it.
+	 */
+	bool floats;
+	/* default parameter, and whether @param is valid (0 or -EINVAL) */
+	u8 default_param;
+	int (*check_param)(u8 param);
+	/* worst-case body length for @len input bytes */
+	size_t (*bound)(size_t len);
+	/*
+	 * Encode @len bytes (a multiple of 4 for float codecs) into at most
+	 * @cap bytes. Returns the body length, -ENOSPC when it does not fit
+	 * in @cap, -EINVAL for a bad length. @scratch holds
+	 * INCNN_CODEC_SCRATCH bytes, 8-byte aligned. @hist may be NULL.
+	 */
+	ssize_t (*encode)(u8 param, const u8 *in, size_t len, u8 *out,
+			  size_t cap, void *scratch, struct incnn_hist *hist);
+	/*
+	 * Decode the @len byte body @in into exactly @out_len bytes.
+	 * Returns 0, or -EBADMSG when the body is truncated, too long or
+	 * otherwise inconsistent. Never reads or writes out of bounds.
+	 */
+	int (*decode)(u8 param, const u8 *in, size_t len, u8 *out,
+		      size_t out_len);
+};
+
+extern const struct incnn_codec incnn_codec_inceptionn;
+extern const struct incnn_codec incnn_codec_ebq;
+extern const struct incnn_codec incnn_codec_trunc;
+extern const struct incnn_codec incnn_codec_lz4;
+
+/* NULL for an unknown id or name. */
+const struct incnn_codec *incnn_codec_get(unsigned int id);
+const struct incnn_codec *incnn_codec_find(const char *name);
+
+/* Parameter check shared by the 2^-k codecs. */
+int incnn_codec_check_k(u8 k);
+
+#endif /* _INCNN_CODEC_H */

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The codec library compiles unchanged into the kernel module and into
+ * userspace. This header maps the few kernel types and helpers it uses.
+ */
+#ifndef _INCNN_CODEC_COMPAT_H
+#define _INCNN_CODEC_COMPAT_H
+
+#ifdef __KERNEL__
+
+#include <linux/types.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/bitops.h>
+#include <linux/lz4.h>
+#include <asm/unaligned.h>
+
+#define INCNN_LZ4_SCRATCH	LZ4_MEM_COMPRESS
+
+static inline int incnn_lz4_compress(void *scratch, const u8 *in, int len,
+				     u8 *out, int cap)
+{
+	return LZ4_compress_default((const char *)in, (char *)out, len, cap,
+				    scratch);
+}
+
+static inline int incnn_lz4_decompress(const u8 *in, int len, u8 *out,
+				       int cap)
+{
+	return LZ4_decompress_safe((const char *)in, (char *)out, len, cap);
+}
+
+static inline int incnn_lz4_bound(int len)
+{
+	return LZ4_COMPRESSBOUND(len);
+}
+
+#else /* userspace */
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/types.h>
+#include <lz4.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "userspace build of the codec library assumes a little-endian host"
+#endif
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+static inline u16 get_unaligned_le16(const void *p)
+{
+	u16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline u32 get_unaligned_le32(const void *p)
+{
+	u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline u16 get_unaligned_be16(const void *p)
+{
+	return __builtin_bswap16(get_unaligned_le16(p));
+}
+
+static inline void put_unaligned_le16(u16 v, void *p)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_unaligned_le32(u32 v, void *p)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_unaligned_be16(u16 v, void *p)
+{
+	put_unaligned_le16(__builtin_bswap16(v), p);
+}
+
+static inline int fls(unsigned int x)
+{
+	return x ? 32 - __builtin_clz(x) : 0;
+}
+
+/* liblz4's state for LZ4_compress_fast_extState() (LZ4_sizeofState()). */
+#define INCNN_LZ4_SCRATCH	LZ4_STREAM_MINSIZE
+
+static inline int incnn_lz4_compress(void *scratch, const u8 *in, int len,
+				     u8 *out, int cap)
+{
+	return LZ4_compress_fast_extState(scratch, (const char *)in,
+					  (char *)out, len, cap, 1);
+}
+
+static inline int incnn_lz4_decompress(const u8 *in, int len, u8 *out,
+				       int cap)
+{
+	return LZ4_decompress_safe((const char *)in, (char *)out, len, cap);
+}
+
+static inline int incnn_lz4_bound(int len)
+{
+	return LZ4_COMPRESSBOUND(len);
+}
+
+#endif /* __KERNEL__ */
+
+#endif /* _INCNN_CODEC_COMPAT_H */

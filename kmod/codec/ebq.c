@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * EBQ: error-bounded quantisation. For every finite x,
+ * |decode(x) - x| <= 2^-k.
+ *
+ * q = round(|x| / 2^(1-k)), computed on the bit pattern. A value is sent
+ * as
+ *	q == 0			tag 00, nothing (decodes to +0.0)
+ *	q < 2^7			tag 01, 8 bits: sign, q[6:0]
+ *	q < 2^15		tag 10, 16 bits: sign, q[14:0]
+ *	otherwise, NaN, Inf	tag 11, the raw 32 bits
+ * and decodes to (-1)^sign * q * 2^(1-k), exactly representable in fp32,
+ * so decode(encode(decode(encode(x)))) == decode(encode(x)).
+ *
+ * Container (stream-vbyte style): all tags first, four per byte (value
+ * i's tag in bits 2(i%4)+1..2(i%4) of byte i/4, unused bits zero), then
+ * all payload bytes (little-endian) in value order.
+ */
+#include "codec.h"
+#include "fp32.h"
+
+#define QUAD		4
+#define QUAD_MAX	(4 * QUAD)	/* payload bytes of four raw values */
+#define SLACK		3
+
+static inline u32 ebq_tag_value(u32 x, int k, u32 *val)
+{
+	int s = 151 - (int)INCNN_F32_EXP(x) - k;
+	int sc = s > 31 ? 31 : s;
+	u32 m = 0x800000 | INCNN_F32_MANT(x);
+	u32 q = s > 0 ? (m + (1u << ((sc - 1) & 31))) >> (sc & 31) : ~0u;
+	u32 tag = (q != 0) + (q >= 0x80) + (q >= 0x8000);
+	u32 sign = INCNN_F32_SIGN(x);
+
+	*val = tag == 3 ? x : (sign << (tag == 2 ? 15 : 7)) | q;
+	return tag;
+}
+
+/* Encode @cnt (1..4) values; @op has room for QUAD_MAX + SLACK bytes. */
+static unsigned int ebq_enc_quad(const u8 *in, unsigned int cnt, int k,
+				 u8 *tagp, u8 *op, u32 *classes)
+{
+	unsigned int i, pos = 0;
+	u32 tags = 0;
+
+	for (i = 0; i < cnt; i++) {
+		u32 v, tag = ebq_tag_value(get_unaligned_le32(in + 4 * i), k,
+					   &v);
+
+		put_unaligned_le32(v, op + pos);
+		pos += INCNN_TAG_BYTES(tag);
+		tags |= tag << (2 * i);
+		classes[tag]++;
+	}
+	*tagp = tags;
+	return pos;
+}
+
+static ssize_t ebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
+			  size_t cap, void *scratch, struct incnn_hist *hist)
+{
+	size_t n = len / 4, ntags = (n + QUAD - 1) / QUAD, i, pos;
+	u32 classes[4] = { 0 };
+	u8 tmp[QUAD_MAX + SLACK];
+
+	if (len % 4)
+		return -EINVAL;
+	if (ntags > cap)
+		return -ENOSPC;
+
+	pos = ntags;
+	for (i = 0; i < n; i += QUAD) {
+		unsigned int cnt = n - i < QUAD ? n - i : QUAD;
+		unsigned int qlen;
+		u8 *tagp = out + i / QUAD;
+
+		if (likely(cap - pos >= QUAD_MAX + SLACK)) {
+			pos += ebq_enc_quad(in + 4 * i, cnt, k, tagp,
+					    out + pos, classes);
+			continue;
+		}
+		qlen = ebq_enc_quad(in + 4 * i, cnt, k, tagp, tmp, classes);
+		if (qlen > cap - pos)
+			return -ENOSPC;
+		memcpy(out + pos, tmp, qlen);
+		pos += qlen;
+	}
+
+	if (hist)
+		for (i = 0; i < 4; i++)
+			hist->n[i] += classes[i];
+	return pos;
+}
+
+static void ebq_dec_quad(const u8 *ip, u32 tags, unsigned int cnt, int k,
+			 u8 *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < cnt; i++) {
+		u32 tag = (tags >> (2 * i)) & 3;
+		u32 r = get_unaligned_le32(ip);
+		u32 v8 = incnn_fx_to_f32((r >> 7) & 1, r & 0x7f, 1 - k);
+		u32 v16 = incnn_fx_to_f32((r >> 15) & 1, r & 0x7fff, 1 - k);
+		u32 v = tag == 3 ? r : (tag == 2 ? v16 : (tag ? v8 : 0));
+
+		put_unaligned_le32(v, out + 4 * i);
+		ip += INCNN_TAG_BYTES(tag);
+	}
+}
+
+static int ebq_decode(u8 k, const u8 *in, size_t len, u8 *out,
+		      size_t out_len)
+{
+	size_t n = out_len / 4, ntags = (n + QUAD - 1) / QUAD, i, pos;
+	u8 tmp[QUAD_MAX + SLACK];
+
+	if (out_len % 4)
+		return -EINVAL;
+	if (ntags > len)
+		return -EBADMSG;
+	if (n % QUAD && in[ntags - 1] >> (2 * (n % QUAD)))
+		return -EBADMSG;
+
+	pos = ntags;
+	for (i = 0; i < n; i += QUAD) {
+		unsigned int cnt = n - i < QUAD ? n - i : QUAD;
+		u32 tags = in[i / QUAD];
+		unsigned int qlen;
+
+		qlen = INCNN_TAG_BYTES(tags & 3) +
+		       INCNN_TAG_BYTES((tags >> 2) & 3) +
+		       INCNN_TAG_BYTES((tags >> 4) & 3) +
+		       INCNN_TAG_BYTES(tags >> 6);
+		if (qlen > len - pos)
+			return -EBADMSG;
+		if (likely(len - pos >= qlen + SLACK)) {
+			ebq_dec_quad(in + pos, tags, cnt, k, out + 4 * i);
+		} else {
+			memset(tmp, 0, sizeof(tmp));
+			memcpy(tmp, in + pos, qlen);
+			ebq_dec_quad(tmp, tags, cnt, k, out + 4 * i);
+		}
+		pos += qlen;
+	}
+	return pos == len ? 0 : -EBADMSG;
+}
+
+static size_t ebq_bound(size_t len)
+{
+	size_t n = len / 4;
+
+	return (n + QUAD - 1) / QUAD + 4 * n;
+}
+
+const struct incnn_codec incnn_codec_ebq = {
+	.id = INCNN_CODEC_EBQ,
+	.name = "ebq",
+	.lossy = true,
+	.floats = true,
+	.default_param = 10,
+	.check_param = incnn_codec_check_k,
+	.bound = ebq_bound,
+	.encode = ebq_encode,
+	.decode = ebq_decode,
+};

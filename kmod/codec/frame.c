@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The wire frame: header, raw head, codec body, raw tail.
+ */
+#include "frame.h"
+
+static size_t frame_tail(const struct incnn_codec *c, size_t len,
+			 size_t head)
+{
+	return c->floats ? (len - head) % 4 : 0;
+}
+
+ssize_t incnn_frame_encode(const struct incnn_codec *c, u8 param, u8 dscp,
+			   const u8 *payload, size_t len, size_t head,
+			   u8 *out, size_t cap, void *scratch,
+			   struct incnn_hist *hist)
+{
+	size_t tail, fixed, body_len;
+	ssize_t r;
+
+	if (!len || len > 0xffff || head > len || cap + 1 < len ||
+	    c->check_param(param) || dscp & 3)
+		return -EINVAL;
+
+	tail = frame_tail(c, len, head);
+	fixed = INCNN_FRAME_HDR_LEN + head + tail;
+	if (fixed >= len)
+		return -E2BIG;
+	body_len = len - head - tail;
+
+	/* the frame must come out strictly shorter than the payload */
+	r = c->encode(param, payload + head, body_len,
+		      out + INCNN_FRAME_HDR_LEN + head, len - 1 - fixed,
+		      scratch, hist);
+	if (r == -ENOSPC)
+		return -E2BIG;
+	if (r < 0)
+		return r;
+
+	out[0] = INCNN_FRAME_VERSION << 4;
+	out[1] = c->id;
+	out[2] = param;
+	out[3] = dscp;
+	put_unaligned_be16(len, out + 4);
+	put_unaligned_be16(head, out + 6);
+	memcpy(out + INCNN_FRAME_HDR_LEN, payload, head);
+	memcpy(out + INCNN_FRAME_HDR_LEN + head + r, payload + len - tail,
+	       tail);
+	return fixed + r;
+}
+
+int incnn_frame_parse(const u8 *frame, size_t len,
+		      struct incnn_frame_info *fi)
+{
+	const struct incnn_codec *c;
+	size_t tail;
+
+	if (len < INCNN_FRAME_HDR_LEN)
+		return INCNN_FRAME_ERR_SHORT;
+	if (frame[0] != INCNN_FRAME_VERSION << 4 || frame[3] & 3)
+		return INCNN_FRAME_ERR_VERSION;
+	c = incnn_codec_get(frame[1]);
+	if (!c)
+		return INCNN_FRAME_ERR_CODEC;
+	if (c->check_param(frame[2]))
+		return INCNN_FRAME_ERR_PARAM;
+
+	fi->codec = frame[1];
+	fi->param = frame[2];
+	fi->dscp = frame[3];
+	fi->orig_len = get_unaligned_be16(frame + 4);
+	fi->head_len = get_unaligned_be16(frame + 6);
+
+	if (!fi->orig_len || fi->head_len > fi->orig_len ||
+	    len >= fi->orig_len)
+		return INCNN_FRAME_ERR_LENGTH;
+	tail = frame_tail(c, fi->orig_len, fi->head_len);
+	if (len < INCNN_FRAME_HDR_LEN + fi->head_len + tail)
+		return INCNN_FRAME_ERR_LENGTH;
+	return INCNN_FRAME_OK;
+}
+
+int incnn_frame_decode(const u8 *frame, size_t len, u8 *out, size_t cap,
+		       struct incnn_frame_info *fi)
+{
+	const struct incnn_codec *c;
+	size_t head, tail, body_len;
+	int err;
+
+	err = incnn_frame_parse(frame, len, fi);
+	if (err)
+		return err;
+	if (cap < fi->orig_len)
+		return INCNN_FRAME_ERR_LENGTH;
+
+	c = incnn_codec_get(fi->codec);
+	head = fi->head_len;
+	tail = frame_tail(c, fi->orig_len, head);
+	body_len = len - INCNN_FRAME_HDR_LEN - head - tail;
+
+	memcpy(out, frame + INCNN_FRAME_HDR_LEN, head);
+	if (c->decode(fi->param, frame + INCNN_FRAME_HDR_LEN + head, body_len,
+		      out + head, fi->orig_len - head - tail))
+		return INCNN_FRAME_ERR_BODY;
+	memcpy(out + fi->orig_len - tail, frame + len - tail, tail);
+	return INCNN_FRAME_OK;
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The INCEPTIONN codec: the paper's Algorithm 2 (compress) and Algorithm 3
+ * (decompress), bit for bit, with its 256-bit burst container.
+ *
+ * With error bound 2^-k the exponent threshold is EB = 127 - k. A value
+ * with biased exponent e is sent as
+ *	e >= 127		tag 11, the raw 32 bits
+ *	e < EB			tag 00, nothing (decodes to +0.0)
+ *	e >= T16		tag 10, 16 bits: sign, shifted[22:8]
+ *	otherwise		tag 01, 8 bits: sign, shifted[22:16]
+ * where T16 = EB + ceil((127 - EB) / 2) and shifted = (1 << 23 | m) >>
+ * (127 - e) is |x| in fixed point with 23 fractional bits.
+ *
+ * Container: for each group of 8 values a little-endian 16-bit tag word
+ * (value i's tag in bits 2i+1..2i), then the group's 0/1/2/4 payload
+ * bytes (little-endian) in order. The last group may be partial; its
+ * unused tag bits are zero.
+ */
+#include "codec.h"
+#include "fp32.h"
+
+#define GROUP		8
+#define GROUP_MAX	(2 + 4 * GROUP)		/* bytes */
+#define SLACK		3			/* 4-byte stores/loads */
+
+struct inc_thr {
+	u32 eb;		/* below: tag 00 */
+	u32 t16;	/* at or above: tag 10 */
+};
+
+static struct inc_thr inc_thresholds(u8 k)
+{
+	struct inc_thr t;
+
+	t.eb = 127 - k;
+	t.t16 = t.eb + (k + 1) / 2;
+	return t;
+}
+
+/*
+ * Encode @cnt (1..8) values into @op, which has room for GROUP_MAX + SLACK
+ * bytes. Returns the group's length.
+ */
+static unsigned int inc_enc_group(const u8 *in, unsigned int cnt, u8 *op,
+				  struct inc_thr t, u32 *classes)
+{
+	unsigned int i, pos = 2;
+	u32 tags = 0;
+
+	for (i = 0; i < cnt; i++) {
+		u32 x = get_unaligned_le32(in + 4 * i);
+		u32 e = INCNN_F32_EXP(x);
+		u32 sign = INCNN_F32_SIGN(x);
+		u32 tag = (e >= t.eb) + (e >= t.t16) + (e >= 127);
+		u32 sh = (0x800000 | INCNN_F32_MANT(x)) >> ((127 - e) & 31);
+		u32 v16 = (sign << 15) | ((sh >> 8) & 0x7fff);
+		u32 v8 = (sign << 7) | ((sh >> 16) & 0x7f);
+		u32 v = tag == 3 ? x : (tag == 2 ? v16 : v8);
+
+		put_unaligned_le32(v, op + pos);
+		pos += INCNN_TAG_BYTES(tag);
+		tags |= tag << (2 * i);
+		classes[tag]++;
+	}
+	put_unaligned_le16(tags, op);
+	return pos;
+}
+
+static ssize_t inc_encode(u8 k, const u8 *in, size_t len, u8 *out,
+			  size_t cap, void *scratch, struct incnn_hist *hist)
+{
+	struct inc_thr t = inc_thresholds(k);
+	size_t n = len / 4, i, pos = 0;
+	u32 classes[4] = { 0 };
+	u8 tmp[GROUP_MAX + SLACK];
+
+	if (len % 4)
+		return -EINVAL;
+
+	for (i = 0; i < n; i += GROUP) {
+		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
+		unsigned int glen;
+
+		if (likely(cap - pos >= GROUP_MAX + SLACK)) {
+			pos += inc_enc_group(in + 4 * i, cnt, out + pos, t,
+					     classes);
+			continue;
+		}
+		glen = inc_enc_group(in + 4 * i, cnt, tmp, t, classes);
+		if (glen > cap - pos)
+			return -ENOSPC;
+		memcpy(out + pos, tmp, glen);
+		pos += glen;
+	}
+
+	if (hist)
+		for (i = 0; i < 4; i++)
+			hist->n[i] += classes[i];
+	return pos;
+}
+
+/* Decode @cnt values whose payload starts at @ip (SLACK readable bytes). */
+static void inc_dec_group(const u8 *ip, u32 tags, unsigned int cnt, u8 *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < cnt; i++) {
+		u32 tag = (tags >> (2 * i)) & 3;
+		u32 r = get_unaligned_le32(ip);
+		u32 v8 = incnn_fx_to_f32((r >> 7) & 1, r & 0x7f, -7);
+		u32 v16 = incnn_fx_to_f32((r >> 15) & 1, r & 0x7fff, -15);
+		u32 v = tag == 3 ? r : (tag == 2 ? v16 : (tag ? v8 : 0));
+
+		put_unaligned_le32(v, out + 4 * i);
+		ip += INCNN_TAG_BYTES(tag);
+	}
+}
+
+static unsigned int tag_bytes(u32 tags, unsigned int cnt)
+{
+	unsigned int i, sum = 0;
+
+	for (i = 0; i < cnt; i++)
+		sum += INCNN_TAG_BYTES((tags >> (2 * i)) & 3);
+	return sum;
+}
+
+static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
+		      size_t out_len)
+{
+	size_t n = out_len / 4, i, pos = 0;
+	u8 tmp[4 * GROUP + SLACK];
+
+	if (out_len % 4)
+		return -EINVAL;
+
+	for (i = 0; i < n; i += GROUP) {
+		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
+		unsigned int glen;
+		u32 tags;
+
+		if (len - pos < 2)
+			return -EBADMSG;
+		tags = get_unaligned_le16(in + pos);
+		pos += 2;
+		if (cnt < GROUP && (tags >> (2 * cnt)))
+			return -EBADMSG;
+		glen = tag_bytes(tags, cnt);
+		if (glen > len - pos)
+			return -EBADMSG;
+		if (likely(len - pos >= glen + SLACK)) {
+			inc_dec_group(in + pos, tags, cnt, out + 4 * i);
+		} else {
+			memset(tmp, 0, sizeof(tmp));
+			memcpy(tmp, in + pos, glen);
+			inc_dec_group(tmp, tags, cnt, out + 4 * i);
+		}
+		pos += glen;
+	}
+	return pos == len ? 0 : -EBADMSG;
+}
+
+static size_t inc_bound(size_t len)
+{
+	size_t n = len / 4;
+
+	return 2 * ((n + GROUP - 1) / GROUP) + 4 * n;
+}
+
+const struct incnn_codec incnn_codec_inceptionn = {
+	.id = INCNN_CODEC_INCEPTIONN,
+	.name = "inceptionn",
+	.lossy = true,
+	.floats = true,
+	.default_param = 10,
+	.check_param = incnn_codec_check_k,
+	.bound = inc_bound,
+	.encode = inc_encode,
+	.decode = inc_decode,
+};
