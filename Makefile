@@ -43,8 +43,8 @@ HDRS := $(wildcard $(SRC)/uapi/linux/*.h $(SRC)/kmod/codec/*.h \
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
-.PHONY: all tools lib modules check check-host fuzz fuzz-smoke bench clean \
-	ksft install
+.PHONY: all tools tools-asan lib modules check selftests-host fuzz fuzzers \
+	fuzz-smoke bench clean ksft
 
 all: tools
 
@@ -84,6 +84,7 @@ $(KSFT)/lib.mk:
 
 # --- tests ---------------------------------------------------------------
 selftests-host: ksft tools-asan
+	@mkdir -p $(BUILD)/selftests
 	$(MAKE) -C $(SRC)/selftests KSFT=$(KSFT) OUTPUT=$(BUILD)/selftests \
 		INCNN_BUILD=$(BUILD) all
 
@@ -95,7 +96,10 @@ FUZZERS := $(patsubst $(SRC)/selftests/fuzz/%.c,%,$(wildcard $(SRC)/selftests/fu
 $(BUILD)/fuzz/bin/fuzz_%: $(SRC)/selftests/fuzz/fuzz_%.c $(BUILD)/fuzz/libincnn.a $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/fuzz/libincnn.a $(LDLIBS) -o $@
-fuzzers: $(addprefix $(BUILD)/fuzz/bin/,$(FUZZERS))
+$(BUILD)/fuzz/bin/gen_corpus: $(SRC)/selftests/fuzz/gen_corpus.c $(BUILD)/fuzz/libincnn.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) $< $(BUILD)/fuzz/libincnn.a $(LDLIBS) -o $@
+fuzzers: $(addprefix $(BUILD)/fuzz/bin/,$(FUZZERS) gen_corpus)
 fuzz: fuzzers
 	$(SRC)/scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 fuzz-smoke: fuzzers

@@ -21,7 +21,7 @@
 
 #define QUAD		4
 #define QUAD_MAX	(4 * QUAD)	/* payload bytes of four raw values */
-#define SLACK		3
+#define SLACK		4	/* a 4-byte load or store at the end */
 
 static inline u32 ebq_tag_value(u32 x, int k, u32 *val)
 {

@@ -22,7 +22,7 @@
 
 #define GROUP		8
 #define GROUP_MAX	(2 + 4 * GROUP)		/* bytes */
-#define SLACK		3			/* 4-byte stores/loads */
+#define SLACK		4			/* a 4-byte load or store at the end */
 
 struct inc_thr {
 	u32 eb;		/* below: tag 00 */

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Install the Debian packages a target needs, if any are missing.
+# Usage: deps.sh GROUP...   (groups: host, vm, kmod)
+set -eu
+
+pkgs=
+for group in "$@"; do
+	case "$group" in
+	host)	pkgs="$pkgs make gcc libc6-dev liblz4-dev libzstd-dev clang
+		      libfuzzer-14-dev libclang-rt-14-dev linux-source-6.1
+		      xz-utils perl" ;;
+	kmod)	pkgs="$pkgs linux-headers-amd64 linux-source-6.1 sparse
+		      kmod" ;;
+	vm)	pkgs="$pkgs linux-image-amd64 qemu-system-x86 busybox-static
+		      iproute2 iperf3 ethtool nftables iptables kmod xz-utils" ;;
+	*)	echo "deps.sh: unknown group '$group' (host, kmod, vm)" >&2
+		exit 2 ;;
+	esac
+done
+
+missing=
+for p in $pkgs; do
+	case " $missing " in *" $p "*) continue ;; esac
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q 'install ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: missing Debian packages:$missing (run as root or install them)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null

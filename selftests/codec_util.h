@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the codec unit tests.
+ */
+#ifndef INCNN_TEST_CODEC_UTIL_H
+#define INCNN_TEST_CODEC_UTIL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include "codec.h"
+#include "frame.h"
+#include "fp32.h"
+#include <incnn/gen.h>
+
+static inline uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static inline float u2f(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* Scratch for encoders, aligned as the codecs require. */
+static inline void *test_scratch(void)
+{
+	static _Alignas(64) unsigned char scratch[INCNN_CODEC_SCRATCH];
+
+	return scratch;
+}
+
+/*
+ * Encode @n floats with @c/@param into a fresh buffer of exactly the
+ * codec's bound (so ASan sees any overrun). Returns the body length.
+ */
+static inline ssize_t enc_floats(const struct incnn_codec *c, uint8_t param,
+				 const uint32_t *in, size_t n, uint8_t **body,
+				 struct incnn_hist *hist)
+{
+	size_t cap = c->bound(4 * n);
+	ssize_t r;
+
+	*body = malloc(cap ? cap : 1);
+	r = c->encode(param, (const uint8_t *)in, 4 * n, *body, cap,
+		      test_scratch(), hist);
+	return r;
+}
+
+/* Decode a body of exactly @len bytes (heap copy) into @n floats. */
+static inline int dec_floats(const struct incnn_codec *c, uint8_t param,
+			     const uint8_t *body, size_t len, uint32_t *out,
+			     size_t n)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+	int r;
+
+	memcpy(copy, body, len);
+	r = c->decode(param, copy, len, (uint8_t *)out, 4 * n);
+	free(copy);
+	return r;
+}
+
+static inline void gen_bits(struct incnn_rng *r, enum incnn_dist d,
+			    double scale, uint32_t *out, size_t n)
+{
+	incnn_gen_f32(r, d, scale, (float *)out, n);
+}
+
+#endif
