@@ -13,7 +13,7 @@ static const struct incnn_codec *const incnn_codecs[] = {
 
 const struct incnn_codec *incnn_codec_get(unsigned int id)
 {
-	if (id >= sizeof(incnn_codecs) / sizeof(incnn_codecs[0]))
+	if (id >= ARRAY_SIZE(incnn_codecs))
 		return NULL;
 	return incnn_codecs[id];
 }

@@ -37,18 +37,17 @@ static inline int incnn_lz4_bound(int len)
 
 #else /* userspace */
 
-#include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
 #include <errno.h>
 #include <sys/types.h>
-#include <lz4.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
+/* the same types as <stdint.h>'s uint8_t .. uint64_t */
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT64_TYPE__ u64;
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "userspace build of the codec library assumes a little-endian host"
@@ -56,6 +55,7 @@ typedef uint64_t u64;
 
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static inline u16 get_unaligned_le16(const void *p)
 {
@@ -98,26 +98,12 @@ static inline int fls(unsigned int x)
 	return x ? 32 - __builtin_clz(x) : 0;
 }
 
-/* liblz4's state for LZ4_compress_fast_extState() (LZ4_sizeofState()). */
-#define INCNN_LZ4_SCRATCH	LZ4_STREAM_MINSIZE
-
-static inline int incnn_lz4_compress(void *scratch, const u8 *in, int len,
-				     u8 *out, int cap)
-{
-	return LZ4_compress_fast_extState(scratch, (const char *)in,
-					  (char *)out, len, cap, 1);
-}
-
-static inline int incnn_lz4_decompress(const u8 *in, int len, u8 *out,
-				       int cap)
-{
-	return LZ4_decompress_safe((const char *)in, (char *)out, len, cap);
-}
-
-static inline int incnn_lz4_bound(int len)
-{
-	return LZ4_COMPRESSBOUND(len);
-}
+/* liblz4 behind the kernel's interface: userspace/lib/lz4_glue.c */
+#define INCNN_LZ4_SCRATCH	16416	/* >= LZ4_sizeofState() */
+int incnn_lz4_compress(void *scratch, const u8 *in, int len, u8 *out,
+		       int cap);
+int incnn_lz4_decompress(const u8 *in, int len, u8 *out, int cap);
+int incnn_lz4_bound(int len);
 
 #endif /* __KERNEL__ */
 

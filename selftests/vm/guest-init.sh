@@ -64,7 +64,9 @@ mount9p() { # tag dir opts: the virtio devices may still be probing, retry
 
 mount9p hostroot /mnt "ro,cache=loose"
 mount9p incnnctl /ctl "ro"
-[ -r /ctl/cmd.sh ] && [ -r /ctl/nonce ] || die "control share has no cmd.sh/nonce"
+if [ ! -r /ctl/cmd.sh ] || [ ! -r /ctl/nonce ]; then
+	die "control share has no cmd.sh/nonce"
+fi
 read -r nonce </ctl/nonce
 
 R=/mnt
@@ -96,6 +98,14 @@ chmod 1777 $R/run/lock
 mount9p incnnout $R/tmp/out "rw"
 cp /ctl/cmd.sh $R/run/incnn-vm/cmd.sh || die "cannot copy cmd.sh"
 
+# The kernel's usermode helpers (module auto-loading: request_module() ->
+# /sbin/modprobe) run with PID 1's root, i.e. this initramfs, not the chroot:
+# forward them into the host root.
+mkdir -p /sbin
+printf '#!/bin/busybox sh\nexec /bin/chroot /mnt /sbin/modprobe "$@"\n' >/sbin/modprobe
+chmod 0755 /sbin/modprobe
+echo /sbin/modprobe >/proc/sys/kernel/modprobe
+
 hostname incnn-vm
 ip link set lo up 2>/dev/null
 
@@ -116,5 +126,6 @@ chroot $R dmesg >$out/vm-dmesg.txt 2>/dev/null || dmesg >$out/vm-dmesg.txt
 echo "$rc" >$out/vm-status
 sync
 umount $out 2>/dev/null
+echo
 echo "INCNN-VM-EXIT:$nonce:$rc"
 halt_vm

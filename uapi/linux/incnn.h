@@ -97,4 +97,203 @@ enum incnn_frame_error {
 	__INCNN_FRAME_ERR_MAX
 };
 
+/*
+ * Generic netlink family "incnn", version 1, one instance per network
+ * namespace. Reads are open to everyone; commands marked (admin) need
+ * CAP_NET_ADMIN in the namespace's user namespace.
+ *
+ * INCNN_CMD_GET_CONFIG
+ *	request: nothing
+ *	reply:	INCNN_A_TX_ENABLED, INCNN_A_RX_ENABLED, INCNN_A_WIRE_DSCP,
+ *		INCNN_A_FLOW_MAX, INCNN_A_FLOW_IDLE_TIMEOUT,
+ *		INCNN_A_FLOW_CLOSE_TIMEOUT, INCNN_A_FLOW_COUNT,
+ *		INCNN_A_RULES: nest of INCNN_A_RULE: nest of
+ *			INCNN_RULE_A_DSCP, INCNN_RULE_A_CODEC, INCNN_RULE_A_PARAM
+ *
+ * INCNN_CMD_SET_CONFIG (admin)
+ *	request: any of INCNN_A_TX_ENABLED, INCNN_A_RX_ENABLED,
+ *		INCNN_A_WIRE_DSCP, INCNN_A_FLOW_MAX, INCNN_A_FLOW_IDLE_TIMEOUT,
+ *		INCNN_A_FLOW_CLOSE_TIMEOUT
+ *
+ * INCNN_CMD_ADD_RULE (admin)
+ *	request: INCNN_A_RULE: nest of INCNN_RULE_A_DSCP, INCNN_RULE_A_CODEC,
+ *		 INCNN_RULE_A_PARAM (optional: the codec's default).
+ *		 Replaces an existing rule for the same DSCP.
+ * INCNN_CMD_DEL_RULE (admin)
+ *	request: INCNN_A_RULE: nest of INCNN_RULE_A_DSCP
+ *
+ * INCNN_CMD_GET_STATS
+ *	reply:	INCNN_A_STATS: nest of u64 counters, attribute type =
+ *		enum incnn_stat + 1;
+ *		INCNN_A_CODEC_STATS: nest of INCNN_A_CODEC_STAT (one per codec):
+ *		nest of INCNN_CSTAT_A_CODEC, INCNN_CSTAT_A_FRAMES,
+ *		INCNN_CSTAT_A_BYTES_IN, INCNN_CSTAT_A_BYTES_OUT,
+ *		INCNN_CSTAT_A_HIST_0, _8, _16, _32 (values per size class)
+ * INCNN_CMD_RESET_STATS (admin)
+ *
+ * INCNN_CMD_GET_FLOWS (dump)
+ *	reply, one message per flow: INCNN_A_FLOW: nest of INCNN_FLOW_A_*
+ *
+ * INCNN_CMD_GET_CODECS
+ *	reply:	INCNN_A_CODECS: nest of INCNN_A_CODEC: nest of
+ *		INCNN_CODEC_A_ID, INCNN_CODEC_A_NAME, INCNN_CODEC_A_LOSSY,
+ *		INCNN_CODEC_A_PARAM_MIN, INCNN_CODEC_A_PARAM_MAX,
+ *		INCNN_CODEC_A_PARAM_DEFAULT
+ */
+#define INCNN_GENL_NAME		"incnn"
+#define INCNN_GENL_VERSION	1
+
+enum incnn_cmd {
+	INCNN_CMD_UNSPEC,
+	INCNN_CMD_GET_CONFIG,
+	INCNN_CMD_SET_CONFIG,
+	INCNN_CMD_ADD_RULE,
+	INCNN_CMD_DEL_RULE,
+	INCNN_CMD_GET_STATS,
+	INCNN_CMD_RESET_STATS,
+	INCNN_CMD_GET_FLOWS,
+	INCNN_CMD_GET_CODECS,
+	__INCNN_CMD_MAX
+};
+
+#define INCNN_CMD_MAX (__INCNN_CMD_MAX - 1)
+
+enum incnn_attr {
+	INCNN_A_UNSPEC,
+	INCNN_A_PAD,
+	INCNN_A_TX_ENABLED,		/* u8: 0 or 1 */
+	INCNN_A_RX_ENABLED,		/* u8: 0 or 1 */
+	INCNN_A_WIRE_DSCP,		/* u8: 0..63 */
+	INCNN_A_FLOW_MAX,		/* u32: 1..INCNN_FLOW_MAX_LIMIT */
+	INCNN_A_FLOW_IDLE_TIMEOUT,	/* u32: seconds, 1..86400 */
+	INCNN_A_FLOW_CLOSE_TIMEOUT,	/* u32: seconds after FIN/RST, 1..3600 */
+	INCNN_A_FLOW_COUNT,		/* u32: flows tracked now (read only) */
+	INCNN_A_RULES,			/* nest of INCNN_A_RULE */
+	INCNN_A_RULE,			/* nest of INCNN_RULE_A_* */
+	INCNN_A_STATS,			/* nest of u64, type = incnn_stat + 1 */
+	INCNN_A_CODEC_STATS,		/* nest of INCNN_A_CODEC_STAT */
+	INCNN_A_CODEC_STAT,		/* nest of INCNN_CSTAT_A_* */
+	INCNN_A_FLOW,			/* nest of INCNN_FLOW_A_* */
+	INCNN_A_CODECS,			/* nest of INCNN_A_CODEC */
+	INCNN_A_CODEC,			/* nest of INCNN_CODEC_A_* */
+	__INCNN_A_MAX
+};
+
+#define INCNN_A_MAX (__INCNN_A_MAX - 1)
+
+#define INCNN_MAX_RULES		64
+#define INCNN_FLOW_MAX_LIMIT	1048576
+#define INCNN_DEFAULT_FLOW_MAX	65536
+#define INCNN_DEFAULT_IDLE_TIMEOUT	300
+#define INCNN_DEFAULT_CLOSE_TIMEOUT	10
+
+enum incnn_rule_attr {
+	INCNN_RULE_A_UNSPEC,
+	INCNN_RULE_A_DSCP,		/* u8: 0..63, the application's DSCP */
+	INCNN_RULE_A_CODEC,		/* u8: enum incnn_codec_id */
+	INCNN_RULE_A_PARAM,		/* u8: codec parameter */
+	__INCNN_RULE_A_MAX
+};
+
+#define INCNN_RULE_A_MAX (__INCNN_RULE_A_MAX - 1)
+
+/* Datapath counters, summed over CPUs. */
+enum incnn_stat {
+	INCNN_STAT_TX_SEGS,		/* marked segments with payload seen */
+	INCNN_STAT_TX_BYTES,		/* their payload bytes */
+	INCNN_STAT_TX_FRAMED,		/* segments sent as frames */
+	INCNN_STAT_TX_BYTES_ORIG,	/* payload bytes replaced by frames */
+	INCNN_STAT_TX_BYTES_WIRE,	/* frame bytes sent instead */
+	INCNN_STAT_TX_GSO_SPLIT,	/* GSO skbs segmented in the hook */
+	INCNN_STAT_TX_RAW_UNTRACKED,	/* raw: handshake not seen */
+	INCNN_STAT_TX_RAW_NO_PEER,	/* raw: peer did not offer rx */
+	INCNN_STAT_TX_RAW_PRE_ANCHOR,	/* raw: only bytes before the anchor */
+	INCNN_STAT_TX_RAW_NOT_SMALLER,	/* raw: frame would not be smaller */
+	INCNN_STAT_TX_RAW_MARK_TOGGLED,	/* raw: mark went off and on again */
+	INCNN_STAT_TX_RAW_TABLE_FULL,	/* raw: flow table full */
+	INCNN_STAT_TX_ERRORS,		/* raw: could not rewrite the skb */
+	INCNN_STAT_RX_FRAMES,		/* frames decoded */
+	INCNN_STAT_RX_BYTES_WIRE,	/* their frame bytes */
+	INCNN_STAT_RX_BYTES_ORIG,	/* payload bytes restored */
+	INCNN_STAT_RX_DROP_CSUM,	/* dropped: bad TCP checksum */
+	INCNN_STAT_RX_DROP_SHORT,	/* dropped: enum incnn_frame_error ... */
+	INCNN_STAT_RX_DROP_VERSION,
+	INCNN_STAT_RX_DROP_CODEC,
+	INCNN_STAT_RX_DROP_PARAM,
+	INCNN_STAT_RX_DROP_LENGTH,
+	INCNN_STAT_RX_DROP_BODY,
+	INCNN_STAT_RX_DROP_NOMEM,	/* dropped: could not grow the skb */
+	INCNN_STAT_FLOWS_CREATED,
+	INCNN_STAT_FLOWS_EXPIRED,
+	__INCNN_STAT_MAX
+};
+
+enum incnn_codec_stat_attr {
+	INCNN_CSTAT_A_UNSPEC,
+	INCNN_CSTAT_A_PAD,
+	INCNN_CSTAT_A_CODEC,		/* u8 */
+	INCNN_CSTAT_A_FRAMES,		/* u64 */
+	INCNN_CSTAT_A_BYTES_IN,		/* u64 */
+	INCNN_CSTAT_A_BYTES_OUT,	/* u64 */
+	INCNN_CSTAT_A_HIST_0,		/* u64: values sent as 0 bits */
+	INCNN_CSTAT_A_HIST_8,		/* u64: ... 8 bits */
+	INCNN_CSTAT_A_HIST_16,		/* u64: ... 16 bits */
+	INCNN_CSTAT_A_HIST_32,		/* u64: ... 32 bits */
+	__INCNN_CSTAT_A_MAX
+};
+
+#define INCNN_CSTAT_A_MAX (__INCNN_CSTAT_A_MAX - 1)
+
+/* Flow state bits (INCNN_FLOW_A_FLAGS). */
+enum incnn_flow_flag {
+	INCNN_FLOW_F_PEER_RX = 1U << 0,		/* peer offered rx */
+	INCNN_FLOW_F_ANCHORED = 1U << 1,	/* float grid anchored */
+	INCNN_FLOW_F_TOGGLED = 1U << 2,		/* mark off after the anchor */
+	INCNN_FLOW_F_CLOSING = 1U << 3,		/* FIN or RST seen */
+};
+
+enum incnn_flow_attr {
+	INCNN_FLOW_A_UNSPEC,
+	INCNN_FLOW_A_PAD,
+	INCNN_FLOW_A_SADDR,		/* be32: local address */
+	INCNN_FLOW_A_DADDR,		/* be32: peer address */
+	INCNN_FLOW_A_SPORT,		/* be16 */
+	INCNN_FLOW_A_DPORT,		/* be16 */
+	INCNN_FLOW_A_FLAGS,		/* u32: INCNN_FLOW_F_* */
+	INCNN_FLOW_A_ANCHOR,		/* u32: stream offset of the anchor */
+	INCNN_FLOW_A_DSCP,		/* u8: the marking DSCP */
+	INCNN_FLOW_A_CODEC,		/* u8 */
+	INCNN_FLOW_A_PARAM,		/* u8 */
+	INCNN_FLOW_A_BYTES_ORIG,	/* u64: payload bytes framed */
+	INCNN_FLOW_A_BYTES_WIRE,	/* u64: frame bytes sent */
+	INCNN_FLOW_A_IDLE_MS,		/* u32: since last segment */
+	__INCNN_FLOW_A_MAX
+};
+
+#define INCNN_FLOW_A_MAX (__INCNN_FLOW_A_MAX - 1)
+
+enum incnn_codec_attr {
+	INCNN_CODEC_A_UNSPEC,
+	INCNN_CODEC_A_ID,		/* u8 */
+	INCNN_CODEC_A_NAME,		/* string */
+	INCNN_CODEC_A_LOSSY,		/* u8 */
+	INCNN_CODEC_A_PARAM_MIN,	/* u8 */
+	INCNN_CODEC_A_PARAM_MAX,	/* u8 */
+	INCNN_CODEC_A_PARAM_DEFAULT,	/* u8 */
+	__INCNN_CODEC_A_MAX
+};
+
+#define INCNN_CODEC_A_MAX (__INCNN_CODEC_A_MAX - 1)
+
+/*
+ * Capability option: a 4-byte RFC 6994 experimental TCP option (kind 253,
+ * length 4, ExID INCNN_TCPOPT_EXID) that incnn adds to outgoing SYN and
+ * SYN-ACK segments when rx is enabled, and strips from incoming ones
+ * (replacing it with NOPs) before TCP sees it. A flow is compressed only
+ * in a direction whose receiver sent the option.
+ */
+#define INCNN_TCPOPT_KIND	253
+#define INCNN_TCPOPT_LEN	4
+#define INCNN_TCPOPT_EXID	0x1c4e
+
 #endif /* _UAPI_LINUX_INCNN_H */

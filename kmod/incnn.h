@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * incnn: internal definitions shared by the module's files.
+ */
+#ifndef _INCNN_H
+#define _INCNN_H
+
+#include <linux/types.h>
+#include <linux/bits.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/workqueue.h>
+#include <linux/netfilter.h>
+#include <net/net_namespace.h>
+#include <linux/incnn.h>
+#include <net/netns/generic.h>
+
+#include "codec/codec.h"
+
+/* --- configuration (RCU) -------------------------------------------- */
+
+struct incnn_rule {
+	u8 codec;	/* INCNN_CODEC_NONE: no rule for this DSCP */
+	u8 param;
+};
+
+struct incnn_config {
+	struct rcu_head rcu;
+	bool tx;
+	bool rx;
+	u8 wire_dscp;
+	u32 flow_max;
+	u32 idle_timeout;	/* seconds */
+	u32 close_timeout;	/* seconds */
+	struct incnn_rule rules[64];	/* indexed by DSCP */
+};
+
+/* --- statistics (per CPU) -------------------------------------------- */
+
+struct incnn_codec_stats {
+	u64 frames;
+	u64 bytes_in;
+	u64 bytes_out;
+	u64 hist[4];
+};
+
+struct incnn_pcpu_stats {
+	struct u64_stats_sync syncp;
+	u64 stat[__INCNN_STAT_MAX];
+	struct incnn_codec_stats codec[__INCNN_CODEC_MAX];
+};
+
+/* --- flows ------------------------------------------------------------ */
+
+/* Internal flow flags beyond the uapi INCNN_FLOW_F_* bits. */
+#define INCNN_FLOW_F_ISN	BIT(16)		/* our SYN/SYN-ACK seen */
+#define INCNN_FLOW_F_OFFERED	BIT(17)		/* we offered rx */
+#define INCNN_FLOW_F_SENT	BIT(18)		/* sent_end is valid */
+
+struct incnn_flow {
+	struct hlist_node node;
+	struct rcu_head rcu;
+	spinlock_t lock;	/* flags, anchor, counters */
+	/* local -> peer */
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+	u32 flags;
+	u32 isn;		/* our initial sequence number */
+	u32 anchor;		/* stream offset of the first marked byte */
+	u32 sent_end;		/* stream offset sent up to, before anchor */
+	u8 dscp;		/* DSCP the flow was anchored with */
+	struct incnn_rule rule;	/* codec pinned at the anchor */
+	unsigned long last;	/* jiffies of the last segment */
+	u64 bytes_orig;
+	u64 bytes_wire;
+};
+
+#define INCNN_FLOW_HASH_BITS	12
+
+struct incnn_net;
+
+struct incnn_flow_table {
+	struct incnn_net *owner;
+	spinlock_t lock;	/* writers */
+	u32 count;
+	struct hlist_head buckets[1 << INCNN_FLOW_HASH_BITS];
+	struct delayed_work gc;
+};
+
+/* --- per network namespace -------------------------------------------- */
+
+struct incnn_net {
+	struct net *net;
+	struct incnn_config __rcu *cfg;
+	struct mutex cfg_lock;	/* serialises config writers */
+	struct incnn_pcpu_stats __percpu *stats;
+	struct incnn_flow_table *flows;
+};
+
+extern unsigned int incnn_net_id;
+
+static inline struct incnn_net *incnn_pernet(const struct net *net)
+{
+	return net_generic(net, incnn_net_id);
+}
+
+/* stats */
+static inline void incnn_stat_add(struct incnn_net *in, enum incnn_stat s,
+				  u64 v)
+{
+	struct incnn_pcpu_stats *st = this_cpu_ptr(in->stats);
+
+	u64_stats_update_begin(&st->syncp);
+	st->stat[s] += v;
+	u64_stats_update_end(&st->syncp);
+}
+
+static inline void incnn_stat_inc(struct incnn_net *in, enum incnn_stat s)
+{
+	incnn_stat_add(in, s, 1);
+}
+
+void incnn_stats_codec(struct incnn_net *in, u8 codec, u64 in_bytes,
+		       u64 out_bytes, const struct incnn_hist *hist);
+void incnn_stats_sum(struct incnn_net *in, struct incnn_pcpu_stats *sum);
+void incnn_stats_reset(struct incnn_net *in);
+
+/* per-CPU scratch for encoding and decoding (softirq-safe with BH off) */
+#define INCNN_SCRATCH_BUF	(65536 + 64)
+struct incnn_scratch {
+	u8 buf[INCNN_SCRATCH_BUF];
+	u8 codec[INCNN_CODEC_SCRATCH] __aligned(8);
+};
+
+struct incnn_scratch *incnn_scratch_get(void);
+int incnn_scratch_init(void);
+void incnn_scratch_exit(void);
+
+/* flows */
+int incnn_flows_init(struct incnn_net *in);
+void incnn_flows_exit(struct incnn_net *in);
+struct incnn_flow *incnn_flow_lookup(struct incnn_net *in, __be32 saddr,
+				     __be32 daddr, __be16 sport,
+				     __be16 dport);
+struct incnn_flow *incnn_flow_get(struct incnn_net *in,
+				  const struct incnn_config *cfg,
+				  __be32 saddr, __be32 daddr, __be16 sport,
+				  __be16 dport);
+void incnn_flows_flush(struct incnn_net *in);
+
+/* TCP option */
+bool incnn_tcpopt_add(struct sk_buff *skb);
+bool incnn_tcpopt_strip(struct sk_buff *skb);
+
+/* checksum helpers (ipv4.c) */
+void incnn_ipv4_set_len(struct sk_buff *skb);
+void incnn_tcp4_fix_csum(struct sk_buff *skb);
+
+/* hooks */
+unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,
+			   const struct nf_hook_state *state);
+unsigned int incnn_rx_hook(void *priv, struct sk_buff *skb,
+			   const struct nf_hook_state *state);
+
+/* module-wide setup */
+int incnn_netns_init(void);
+void incnn_netns_exit(void);
+
+/* generic netlink */
+int incnn_genl_init(void);
+void incnn_genl_exit(void);
+
+#endif /* _INCNN_H */

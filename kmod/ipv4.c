@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * IPv4-specific helpers: header fields and checksums after the payload of
+ * a TCP segment changed. IPv6 will get its own file.
+ */
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <net/ip.h>
+#include <net/tcp.h>
+#include <net/checksum.h>
+
+#include "incnn.h"
+
+/* Set the IPv4 total length from skb->len and refresh the header csum. */
+void incnn_ipv4_set_len(struct sk_buff *skb)
+{
+	struct iphdr *iph = ip_hdr(skb);
+
+	iph->tot_len = htons(skb->len - skb_network_offset(skb));
+	ip_send_check(iph);
+}
+
+/*
+ * Make the TCP checksum right for the segment as it is now. A
+ * CHECKSUM_PARTIAL skb (local transmit) only needs the pseudo-header
+ * sum; anything else gets the full checksum computed here and is marked
+ * CHECKSUM_UNNECESSARY, since its bytes were verified or produced by us.
+ */
+void incnn_tcp4_fix_csum(struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct tcphdr *th = tcp_hdr(skb);
+	unsigned int off = skb_transport_offset(skb);
+	unsigned int len = skb->len - off;
+
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		th->check = ~tcp_v4_check(len, iph->saddr, iph->daddr, 0);
+		return;
+	}
+	th->check = 0;
+	th->check = tcp_v4_check(len, iph->saddr, iph->daddr,
+				 skb_checksum(skb, off, len, 0));
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	skb->csum_level = 0;
+}

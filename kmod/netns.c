@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per network namespace state: configuration, statistics, flow table and
+ * the two netfilter hooks.
+ */
+#include <linux/netfilter_ipv4.h>
+#include <linux/slab.h>
+#include <linux/percpu.h>
+
+#include "incnn.h"
+
+unsigned int incnn_net_id __read_mostly;
+
+/*
+ * Egress: late in POST_ROUTING, after NAT (100) and SELinux (225), before
+ * the conntrack helper (300) and confirm (INT_MAX), which still see every
+ * segment. Ingress: in PRE_ROUTING after defrag (-400), before the raw
+ * table (-300) and conntrack (-200).
+ */
+#define INCNN_PRI_TX	250
+#define INCNN_PRI_RX	(NF_IP_PRI_RAW - 10)
+
+static const struct nf_hook_ops incnn_nf_ops[] = {
+	{
+		.hook = incnn_tx_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_POST_ROUTING,
+		.priority = INCNN_PRI_TX,
+	},
+	{
+		.hook = incnn_rx_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = INCNN_PRI_RX,
+	},
+};
+
+static struct incnn_config *incnn_config_default(void)
+{
+	struct incnn_config *cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+
+	if (!cfg)
+		return NULL;
+	cfg->tx = true;
+	cfg->rx = true;
+	cfg->wire_dscp = INCNN_DEFAULT_WIRE_TOS >> 2;
+	cfg->flow_max = INCNN_DEFAULT_FLOW_MAX;
+	cfg->idle_timeout = INCNN_DEFAULT_IDLE_TIMEOUT;
+	cfg->close_timeout = INCNN_DEFAULT_CLOSE_TIMEOUT;
+	cfg->rules[INCNN_DEFAULT_TOS >> 2].codec = INCNN_CODEC_INCEPTIONN;
+	cfg->rules[INCNN_DEFAULT_TOS >> 2].param = 10;
+	return cfg;
+}
+
+static int __net_init incnn_net_init(struct net *net)
+{
+	struct incnn_net *in = incnn_pernet(net);
+	struct incnn_config *cfg;
+	int err = -ENOMEM;
+
+	in->net = net;
+	mutex_init(&in->cfg_lock);
+	cfg = incnn_config_default();
+	if (!cfg)
+		goto err_cfg;
+	RCU_INIT_POINTER(in->cfg, cfg);
+	in->stats = alloc_percpu(struct incnn_pcpu_stats);
+	if (!in->stats)
+		goto err_stats;
+	err = incnn_flows_init(in);
+	if (err)
+		goto err_flows;
+	err = nf_register_net_hooks(net, incnn_nf_ops,
+				    ARRAY_SIZE(incnn_nf_ops));
+	if (err)
+		goto err_hooks;
+	return 0;
+
+err_hooks:
+	incnn_flows_exit(in);
+err_flows:
+	free_percpu(in->stats);
+err_stats:
+	kfree(cfg);
+err_cfg:
+	return err;
+}
+
+static void __net_exit incnn_net_exit(struct net *net)
+{
+	struct incnn_net *in = incnn_pernet(net);
+
+	/* waits for hooks in flight (synchronize_net) */
+	nf_unregister_net_hooks(net, incnn_nf_ops, ARRAY_SIZE(incnn_nf_ops));
+	incnn_flows_exit(in);
+	free_percpu(in->stats);
+	kfree(rcu_dereference_protected(in->cfg, true));
+}
+
+static struct pernet_operations incnn_net_ops = {
+	.init = incnn_net_init,
+	.exit = incnn_net_exit,
+	.id = &incnn_net_id,
+	.size = sizeof(struct incnn_net),
+};
+
+int incnn_netns_init(void)
+{
+	return register_pernet_subsys(&incnn_net_ops);
+}
+
+void incnn_netns_exit(void)
+{
+	unregister_pernet_subsys(&incnn_net_ops);
+}

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Egress: compress the payload of marked TCP segments of locally
+ * generated flows (NF_INET_POST_ROUTING). See docs/design.md.
+ */
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/netdevice.h>
+#include <linux/netfilter_ipv4.h>
+#include <net/ip.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
+#include <net/tcp.h>
+
+#include "incnn.h"
+#include "codec/frame.h"
+
+/* Our own SYN or SYN-ACK: learn the flow, offer rx. */
+static void tx_syn(struct incnn_net *in, const struct incnn_config *cfg,
+		   struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	struct incnn_flow *f;
+	bool offered = false;
+
+	f = incnn_flow_get(in, cfg, iph->saddr, iph->daddr, th->source,
+			   th->dest);
+	if (cfg->rx && !skb_ensure_writable(skb, skb->len))
+		offered = incnn_tcpopt_add(skb);
+	if (!f)
+		return;
+	th = tcp_hdr(skb);
+	spin_lock(&f->lock);
+	if (!th->ack || f->isn != ntohl(th->seq))
+		f->flags &= th->ack ? INCNN_FLOW_F_PEER_RX : 0;
+	f->flags |= INCNN_FLOW_F_ISN | (offered ? INCNN_FLOW_F_OFFERED : 0);
+	f->isn = ntohl(th->seq);
+	WRITE_ONCE(f->last, jiffies);
+	spin_unlock(&f->lock);
+}
+
+/*
+ * Decide for a marked data segment: NULL to leave the skb alone (counted
+ * under the reason), else the flow, anchored.
+ */
+static struct incnn_flow *tx_flow(struct incnn_net *in,
+				  const struct incnn_config *cfg,
+				  struct sk_buff *skb, u8 dscp)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	struct incnn_flow *f;
+	enum incnn_stat why;
+	u32 flags;
+
+	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
+			      th->dest);
+	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN)) {
+		why = INCNN_STAT_TX_RAW_UNTRACKED;
+		goto raw;
+	}
+	WRITE_ONCE(f->last, jiffies);
+	spin_lock(&f->lock);
+	if (!(f->flags & INCNN_FLOW_F_ANCHORED)) {
+		/* the first byte never sent before, sent with the mark */
+		f->anchor = ntohl(th->seq) - f->isn - 1;
+		if ((f->flags & INCNN_FLOW_F_SENT) &&
+		    after(f->sent_end, f->anchor))
+			f->anchor = f->sent_end;
+		f->dscp = dscp;
+		f->rule = cfg->rules[dscp];
+		f->flags |= INCNN_FLOW_F_ANCHORED;
+	} else if (f->dscp != dscp) {
+		f->flags |= INCNN_FLOW_F_TOGGLED;
+	}
+	flags = f->flags;
+	spin_unlock(&f->lock);
+
+	if (!(flags & INCNN_FLOW_F_PEER_RX)) {
+		why = INCNN_STAT_TX_RAW_NO_PEER;
+		goto raw;
+	}
+	if (flags & INCNN_FLOW_F_TOGGLED) {
+		why = INCNN_STAT_TX_RAW_MARK_TOGGLED;
+		goto raw;
+	}
+	return f;
+raw:
+	incnn_stat_inc(in, why);
+	return NULL;
+}
+
+/*
+ * An unmarked data segment: before the anchor, remember how far the
+ * stream has been sent (those bytes stay raw even when retransmitted
+ * with the mark); after it, the flow has toggled its mark.
+ */
+static void tx_unmarked(struct incnn_net *in, struct sk_buff *skb,
+			unsigned int plen)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	struct incnn_flow *f;
+	u32 end;
+
+	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
+			      th->dest);
+	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN))
+		return;
+	spin_lock(&f->lock);
+	end = ntohl(th->seq) - f->isn - 1 + plen;
+	if (f->flags & INCNN_FLOW_F_ANCHORED)
+		f->flags |= INCNN_FLOW_F_TOGGLED;
+	else if (!(f->flags & INCNN_FLOW_F_SENT) || after(end, f->sent_end))
+		f->sent_end = end;
+	f->flags |= INCNN_FLOW_F_SENT;
+	spin_unlock(&f->lock);
+}
+
+/*
+ * Quantise the float part in place (decode(encode(x))), for a segment
+ * that goes out unframed because the frame would not be smaller: the
+ * receiver then sees the same values whichever way a byte travelled.
+ */
+static void tx_quantise(const struct incnn_codec *c, u8 param, u8 *p,
+			unsigned int len, struct incnn_scratch *s)
+{
+	ssize_t n;
+
+	len &= ~3u;
+	n = c->encode(param, p, len, s->buf, sizeof(s->buf), s->codec, NULL);
+	if (n >= 0)
+		c->decode(param, s->buf, n, p, len);
+}
+
+/* Compress one (non-GSO) segment in place. */
+static void tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
+		       struct incnn_flow *f, struct sk_buff *skb)
+{
+	const struct incnn_codec *c = incnn_codec_get(f->rule.codec);
+	struct incnn_scratch *s = incnn_scratch_get();
+	struct incnn_hist hist = { { 0 } };
+	unsigned int thoff, hlen, plen, head;
+	struct tcphdr *th;
+	struct iphdr *iph;
+	u32 rel;
+	ssize_t n;
+	u8 *p;
+
+	if (!c || skb_ensure_writable(skb, skb->len)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
+		return;
+	}
+	iph = ip_hdr(skb);
+	th = tcp_hdr(skb);
+	thoff = skb_transport_offset(skb);
+	hlen = thoff + th->doff * 4;
+	if (skb->len <= hlen)
+		return;
+	plen = skb->len - hlen;
+	p = skb->data + hlen;
+
+	incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES, plen);
+
+	/* bytes before the anchor, then up to the float grid, go raw */
+	rel = ntohl(th->seq) - f->isn - 1 - f->anchor;
+	if ((s32)rel < 0) {
+		if (-rel >= plen) {
+			incnn_stat_inc(in, INCNN_STAT_TX_RAW_PRE_ANCHOR);
+			return;
+		}
+		head = -rel;
+	} else {
+		head = -rel & 3;
+	}
+	if (head > plen)
+		head = plen;
+
+	n = incnn_frame_encode(c, f->rule.param, f->dscp << 2, p, plen, head,
+			       s->buf, sizeof(s->buf), s->codec, &hist);
+	if (n < 0) {
+		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
+				   INCNN_STAT_TX_ERRORS);
+		if (n == -E2BIG && c->lossy && plen > head) {
+			tx_quantise(c, f->rule.param, p + head, plen - head, s);
+			if (skb->ip_summed != CHECKSUM_PARTIAL)
+				incnn_tcp4_fix_csum(skb);
+		}
+		return;
+	}
+
+	memcpy(p, s->buf, n);
+	__skb_trim(skb, hlen + n);
+	ipv4_change_dsfield(iph, INET_ECN_MASK, cfg->wire_dscp << 2);
+	incnn_ipv4_set_len(skb);
+	incnn_tcp4_fix_csum(skb);
+
+	incnn_stat_inc(in, INCNN_STAT_TX_FRAMED);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, plen);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, n);
+	incnn_stats_codec(in, c->id, plen, n, &hist);
+	spin_lock(&f->lock);
+	f->bytes_orig += plen;
+	f->bytes_wire += n;
+	spin_unlock(&f->lock);
+}
+
+/* Our position in the hook list, to continue after us per segment. */
+static int tx_hook_index(const struct nf_hook_entries *e, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->num_hook_entries; i++)
+		if (e->hooks[i].hook == incnn_tx_hook &&
+		    e->hooks[i].priv == priv)
+			return i;
+	return -1;
+}
+
+/*
+ * A GSO super-packet: every wire packet must decode alone, so segment it
+ * here, compress each segment, and send each through the rest of the hook
+ * chain and okfn.
+ */
+static unsigned int tx_gso(struct incnn_net *in,
+			   const struct incnn_config *cfg,
+			   struct incnn_flow *f, struct sk_buff *skb,
+			   void *priv, const struct nf_hook_state *state)
+{
+	const struct nf_hook_entries *e;
+	struct sk_buff *segs, *seg, *next;
+	struct nf_hook_state st = *state;
+	int idx;
+
+	e = rcu_dereference(state->net->nf.hooks_ipv4[NF_INET_POST_ROUTING]);
+	idx = e ? tx_hook_index(e, priv) : -1;
+	if (idx < 0) {
+		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
+		return NF_ACCEPT;
+	}
+
+	segs = skb_gso_segment(skb, NETIF_F_HW_CSUM);
+	if (IS_ERR_OR_NULL(segs)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
+		return NF_ACCEPT;
+	}
+	incnn_stat_inc(in, INCNN_STAT_TX_GSO_SPLIT);
+	consume_skb(skb);
+
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		tx_segment(in, cfg, f, seg);
+		if (nf_hook_slow(seg, &st, e, idx + 1) == 1)
+			st.okfn(st.net, st.sk, seg);
+	}
+	return NF_STOLEN;
+}
+
+static unsigned int tx_hook(void *priv, struct sk_buff *skb,
+			    const struct nf_hook_state *state)
+{
+	struct incnn_net *in = incnn_pernet(state->net);
+	const struct incnn_config *cfg;
+	const struct tcphdr *th;
+	const struct iphdr *iph;
+	struct incnn_flow *f;
+	unsigned int hlen;
+	u8 dscp;
+
+	iph = ip_hdr(skb);
+	if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph) ||
+	    !pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(*th)))
+		return NF_ACCEPT;
+	th = tcp_hdr(skb);
+	hlen = skb_transport_offset(skb) + th->doff * 4;
+	cfg = rcu_dereference(in->cfg);
+
+	if (th->syn) {
+		tx_syn(in, cfg, skb);
+		return NF_ACCEPT;
+	}
+	if (th->fin || th->rst) {
+		f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
+				      th->dest);
+		if (f) {
+			spin_lock(&f->lock);
+			f->flags |= INCNN_FLOW_F_CLOSING;
+			spin_unlock(&f->lock);
+		}
+	}
+	if (skb->len <= hlen)
+		return NF_ACCEPT;
+
+	dscp = ipv4_get_dsfield(iph) >> 2;
+	if (!cfg->rules[dscp].codec) {
+		tx_unmarked(in, skb, skb->len - hlen);
+		return NF_ACCEPT;
+	}
+	if (!cfg->tx)
+		return NF_ACCEPT;
+	f = tx_flow(in, cfg, skb, dscp);
+	if (!f) {
+		incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
+		incnn_stat_add(in, INCNN_STAT_TX_BYTES, skb->len - hlen);
+		return NF_ACCEPT;
+	}
+	if (skb_is_gso(skb))
+		return tx_gso(in, cfg, f, skb, priv, state);
+	tx_segment(in, cfg, f, skb);
+	return NF_ACCEPT;
+}
+
+/* Locally generated IPv4 TCP only; per-CPU scratch needs BH off. */
+unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,
+			   const struct nf_hook_state *state)
+{
+	unsigned int ret;
+
+	if (!skb->sk)
+		return NF_ACCEPT;
+	local_bh_disable();
+	ret = tx_hook(priv, skb, state);
+	local_bh_enable();
+	return ret;
+}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * incnn_xfer: send a file over one TCP connection with a chosen ToS, or
+ * receive one, for the datapath tests.
+ *
+ *   incnn_xfer recv [-b ADDR] -p PORT [-T TOS] OUT
+ *	accept one connection, write everything received to OUT
+ *	(-T: mark the accepted socket with TOS before reading)
+ *   incnn_xfer send -c ADDR -p PORT [-T TOS] [-P N] [-m before|after] IN
+ *	send IN. -T marks the socket; -m before (default) sets the ToS
+ *	before connect, -m after sends the first N bytes (-P) unmarked,
+ *	waits until the peer acknowledged them (SIOCOUTQ == 0) and only
+ *	then sets the ToS.
+ *
+ * Exit status 0 on success, 1 on a failure (one line on stderr).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "incnn_xfer: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int set_tos(int fd, int tos)
+{
+	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+}
+
+static int send_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int wait_acked(int fd)
+{
+	struct timespec ts = { 0, 1000000 };
+	int outq, i;
+
+	for (i = 0; i < 10000; i++) {
+		if (ioctl(fd, SIOCOUTQ, &outq))
+			return -1;
+		if (!outq)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+static int do_send(const char *addr, int port, int tos, long pre,
+		   int after, const char *in)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct stat st;
+	char *buf;
+	int fd, f;
+
+	f = open(in, O_RDONLY);
+	if (f < 0 || fstat(f, &st))
+		return fail(in);
+	buf = malloc(st.st_size + 1);
+	if (!buf || read(f, buf, st.st_size) != st.st_size)
+		return fail(in);
+	close(f);
+	if (pre > st.st_size)
+		pre = st.st_size;
+
+	sa.sin_port = htons(port);
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return fail(addr);
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return fail("socket");
+	if (tos >= 0 && !after && set_tos(fd, tos))
+		return fail("IP_TOS");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return fail("connect");
+	if (after) {
+		if (send_all(fd, buf, pre) || wait_acked(fd))
+			return fail("preamble");
+		if (tos >= 0 && set_tos(fd, tos))
+			return fail("IP_TOS");
+	} else {
+		pre = 0;
+	}
+	if (send_all(fd, buf + pre, st.st_size - pre))
+		return fail("send");
+	if (shutdown(fd, SHUT_WR))
+		return fail("shutdown");
+	/* wait for the receiver to close: everything was delivered */
+	while (read(fd, buf, 1) > 0)
+		;
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+static int do_recv(const char *addr, int port, int tos, const char *out)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	static char buf[1 << 16];
+	int one = 1, lfd, fd, f;
+	ssize_t n;
+
+	sa.sin_port = htons(port);
+	if (addr && inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return fail(addr);
+	}
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
+		return fail("listen");
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		return fail("accept");
+	if (tos >= 0 && set_tos(fd, tos))
+		return fail("IP_TOS");
+	f = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (f < 0)
+		return fail(out);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(f, buf, n) != n)
+			return fail(out);
+	if (n < 0)
+		return fail("read");
+	if (close(f))
+		return fail(out);
+	close(fd);
+	close(lfd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *addr = NULL;
+	int port = 0, tos = -1, after = 0, opt;
+	long pre = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: incnn_xfer send|recv ...\n");
+		return 2;
+	}
+	optind = 2;
+	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:")) != -1) {
+		switch (opt) {
+		case 'b':
+		case 'c':
+			addr = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 'T':
+			tos = strtol(optarg, NULL, 0);
+			break;
+		case 'P':
+			pre = atol(optarg);
+			break;
+		case 'm':
+			after = !strcmp(optarg, "after");
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc - 1 || port <= 0) {
+		fprintf(stderr, "incnn_xfer: bad arguments\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "send") && addr)
+		return do_send(addr, port, tos, pre, after, argv[optind]);
+	if (!strcmp(argv[1], "recv"))
+		return do_recv(addr, port, tos, argv[optind]);
+	fprintf(stderr, "incnn_xfer: bad arguments\n");
+	return 2;
+}
