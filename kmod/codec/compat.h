@@ -55,7 +55,9 @@ typedef __UINT64_TYPE__ u64;
 
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
+#ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 
 static inline u16 get_unaligned_le16(const void *p)
 {

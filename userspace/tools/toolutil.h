@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Small helpers shared by the incnn command-line tools: strict argument
+ * parsing, whole-buffer I/O, CRC-32, JSON output and timing.
+ */
+#ifndef INCNN_TOOLUTIL_H
+#define INCNN_TOOLUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "codec.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
+/* Exit statuses shared by the tools. */
+#define TU_EXIT_RUNTIME	1
+#define TU_EXIT_USAGE	2
+
+/*
+ * Parse an unsigned decimal integer, optionally followed by a binary
+ * suffix K, M or G (x1024, x1024^2, x1024^3). The whole string must be
+ * consumed. Returns 0, -EINVAL (syntax) or -ERANGE (overflow).
+ */
+int tu_parse_u64(const char *s, uint64_t *out);
+
+/* Parse a finite floating-point number (whole string). 0 or -EINVAL. */
+int tu_parse_double(const char *s, double *out);
+
+/*
+ * Parse an error bound 2^-K and return K. Accepted forms:
+ *	2^-K		e.g. 2^-10
+ *	K		a plain decimal integer, e.g. 10
+ *	a decimal	that is exactly 2^-K, e.g. 0.0009765625 or 9.765625e-4
+ * Returns 0; -ERANGE when the value is an exact power of two but K is
+ * outside INCNN_BOUND_MIN_K..INCNN_BOUND_MAX_K; -EINVAL otherwise.
+ */
+int tu_parse_bound(const char *s, unsigned int *k);
+
+/*
+ * Read up to @len bytes, retrying short reads and EINTR. Returns the
+ * number of bytes read (less than @len only at end of file) or -1 with
+ * errno set.
+ */
+ssize_t tu_read_full(int fd, void *buf, size_t len);
+
+/* Write all @len bytes. Returns 0 or -1 with errno set. */
+int tu_write_full(int fd, const void *buf, size_t len);
+
+/* CRC-32 (IEEE 802.3, as zlib's crc32()); start with @crc = 0. */
+uint32_t tu_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* Monotonic time in seconds (CLOCK_MONOTONIC). */
+double tu_now(void);
+
+/* Write @s as a JSON string literal, with quotes. */
+void tu_json_str(FILE *f, const char *s);
+
+/* Write @v as a JSON number, or null when it is not finite. */
+void tu_json_num(FILE *f, double v);
+
+/* "inceptionn, ebq, trunc, lz4" into @buf. */
+void tu_codec_names(char *buf, size_t len);
+
+/* Whether the codec's parameter is an error bound 2^-k. */
+static inline bool tu_codec_takes_bound(const struct incnn_codec *c)
+{
+	return c->check_param == incnn_codec_check_k;
+}
+
+/* Whether the codec's parameter is a bit count (trunc). */
+static inline bool tu_codec_takes_bits(const struct incnn_codec *c)
+{
+	return c->id == INCNN_CODEC_TRUNC;
+}
+
+static inline uint32_t tu_get_le32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t tu_get_le64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void tu_put_le32(uint32_t v, void *p)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void tu_put_le64(uint64_t v, void *p)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* A biased fp32 exponent of 255: NaN or infinity. */
+static inline bool tu_f32_nonfinite(uint32_t bits)
+{
+	return ((bits >> 23) & 0xff) == 0xff;
+}
+
+static inline float tu_u2f(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/*
+ * Memory for the codecs' encoder scratch: INCNN_CODEC_SCRATCH bytes,
+ * 64-byte aligned. Free with free(). NULL when out of memory.
+ */
+void *tu_scratch_alloc(void);
+
+#endif /* INCNN_TOOLUTIL_H */
