@@ -43,7 +43,7 @@ HDRS := $(wildcard $(SRC)/uapi/linux/*.h $(SRC)/kmod/codec/*.h \
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
-.PHONY: all tools tools-asan lib modules check selftests-host fuzz fuzzers \
+.PHONY: all tools tools-asan incctl incctl-asan lib modules check selftests-host fuzz fuzzers \
 	fuzz-smoke bench clean ksft
 
 all: tools
@@ -73,8 +73,15 @@ $(eval $(call variant,fuzz,$(CLANG),$(FUZZ_CFLAGS)))
 
 TOOLS := $(patsubst $(SRC)/userspace/tools/%.c,%,$(TOOL_MAINS))
 lib: $(BUILD)/rel/libincnn.a
-tools: lib $(addprefix $(BUILD)/rel/bin/,$(TOOLS))
-tools-asan: $(BUILD)/asan/libincnn.a $(addprefix $(BUILD)/asan/bin/,$(TOOLS))
+tools: lib $(addprefix $(BUILD)/rel/bin/,$(TOOLS)) incctl
+tools-asan: $(BUILD)/asan/libincnn.a $(addprefix $(BUILD)/asan/bin/,$(TOOLS)) \
+	incctl-asan
+
+# incctl has its own Makefile (userspace/incctl/Makefile)
+incctl:
+	$(MAKE) -C $(SRC)/userspace/incctl BUILD=$(BUILD) all
+incctl-asan:
+	$(MAKE) -C $(SRC)/userspace/incctl BUILD=$(BUILD) asan tests
 
 # --- kselftest framework, extracted from Debian's linux-source-6.1 -------
 KSFT := $(BUILD)/ksft

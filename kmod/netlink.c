@@ -318,8 +318,9 @@ static int incnn_get_stats(struct sk_buff *skb, struct genl_info *info)
 	stats = nla_nest_start(msg, INCNN_A_STATS);
 	if (!stats)
 		goto err;
+	/* counter i has type i + 1; padding, if any, type 0 */
 	for (i = 0; i < __INCNN_STAT_MAX; i++)
-		if (nla_put_u64_64bit(msg, i + 1, sum->stat[i], INCNN_A_PAD))
+		if (nla_put_u64_64bit(msg, i + 1, sum->stat[i], 0))
 			goto err;
 	nla_nest_end(msg, stats);
 	if (incnn_put_codec_stats(msg, sum))

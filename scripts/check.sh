@@ -8,6 +8,7 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${INCNN_BUILD:-$src/build}
 logs=$build/logs
+export INCNN_BUILD=$build
 mkdir -p "$logs"
 cd "$src" || exit 1
 
@@ -31,6 +32,18 @@ count_tap() {
 			seen = 0
 		}
 		END { print P + 0, F + 0 }' "$1")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	printf '   %d passed, %d failed (%s)\n' "$p" "$f" "$1"
+}
+
+# count_ktap LOG: add the "# Totals:" line of one test program's log.
+count_ktap() {
+	local p f
+	read -r p f < <(sed -n 's/.*Totals: pass:\([0-9]*\) fail:\([0-9]*\).*/\1 \2/p' "$1" | tail -n 1)
+	if [ -z "${p:-}" ]; then
+		p=0 f=1
+	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
 	printf '   %d passed, %d failed (%s)\n' "$p" "$f" "$1"
@@ -83,6 +96,15 @@ make -s -C "$src/selftests" KSFT="$build/ksft" OUTPUT="$build/selftests" \
 	INCNN_BUILD="$build" run_tests >"$logs/selftests.log" 2>&1
 grep -E '^(not )?ok ' "$logs/selftests.log" | sed 's/^/   /'
 count_tap "$logs/selftests.log"
+
+note "incctl (no kernel: argument checks; fake kernel: netlink and output)"
+for t in test-cli:incctl test-fake:incctl-fake; do
+	"$src/userspace/incctl/${t%%:*}.sh" "$build/asan/incctl/${t#*:}" \
+		>"$logs/${t%%:*}.log" 2>&1
+	count_ktap "$logs/${t%%:*}.log"
+done
+"$build/asan/incctl/json-test" >"$logs/json-test.log" 2>&1
+count_ktap "$logs/json-test.log"
 
 note "fuzz smoke (libFuzzer, seed corpus + ${FUZZ_SMOKE_SECONDS:-10} s each)"
 for f in "$build"/fuzz/bin/fuzz_*; do

@@ -7,7 +7,7 @@ pkgs=
 for group in "$@"; do
 	case "$group" in
 	host)	pkgs="$pkgs make gcc libc6-dev liblz4-dev libzstd-dev clang
-		      libfuzzer-14-dev libclang-rt-14-dev linux-source-6.1
+		      libfuzzer-14-dev libclang-rt-14-dev linux-source-6.1 libmnl-dev
 		      xz-utils perl" ;;
 	kmod)	pkgs="$pkgs linux-headers-amd64 linux-source-6.1 sparse
 		      kmod" ;;

@@ -124,7 +124,7 @@ enum incnn_frame_error {
  *
  * INCNN_CMD_GET_STATS
  *	reply:	INCNN_A_STATS: nest of u64 counters, attribute type =
- *		enum incnn_stat + 1;
+ *		enum incnn_stat + 1 (alignment padding inside it has type 0);
  *		INCNN_A_CODEC_STATS: nest of INCNN_A_CODEC_STAT (one per codec):
  *		nest of INCNN_CSTAT_A_CODEC, INCNN_CSTAT_A_FRAMES,
  *		INCNN_CSTAT_A_BYTES_IN, INCNN_CSTAT_A_BYTES_OUT,

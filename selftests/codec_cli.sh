@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# incnn-codec end to end (ASan/UBSan build): roundtrip equals encode then
+# decode, lossless codecs are exact, the reported figures match the data,
+# and every bad input gets one line on stderr and a non-zero exit.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${INCNN_BUILD:-$top/build}
+codec=$build/asan/bin/incnn-codec
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 pass=0 fail=0
+
+check() {	# description, command...
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/out" 2>"$tmp/err"; then
+		pass=$((pass + 1))
+		echo "ok $n $desc"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n $desc"
+		sed 's/^/# /' "$tmp/out" "$tmp/err" | tail -n 5
+	fi
+}
+
+# expect_error STATUS ARGS...: exactly one stderr line, that status
+expect_error() {
+	local want=$1 rc
+	shift
+	"$codec" "$@" >/dev/null 2>"$tmp/e"
+	rc=$?
+	[ "$rc" -eq "$want" ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] &&
+		grep -q '^incnn-codec: ' "$tmp/e"
+}
+
+roundtrip_is_encode_decode() {	# codec-args...
+	"$codec" roundtrip "$@" "$tmp/g.bin" "$tmp/rt.bin" >/dev/null &&
+	"$codec" encode "$@" "$tmp/g.bin" "$tmp/c.inc" >/dev/null &&
+	"$codec" decode "$tmp/c.inc" "$tmp/d.bin" >/dev/null &&
+	cmp -s "$tmp/rt.bin" "$tmp/d.bin"
+}
+
+json_field() {	# file key -> value
+	sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1"
+}
+
+ebq_json_agrees() {
+	local maxerr over
+	"$codec" roundtrip --codec ebq --bound 2^-8 --json "$tmp/g.bin" \
+		"$tmp/rt.bin" >"$tmp/j" || return 1
+	maxerr=$(json_field "$tmp/j" max_abs_err)
+	over=$(json_field "$tmp/j" over_bound)
+	[ "$over" = 0 ] && awk -v e="$maxerr" 'BEGIN { exit !(e > 0 && e <= 2^-8) }'
+}
+
+"$codec" gen --dist laplace --scale 1e-3 --count 300001 --seed 7 \
+	"$tmp/g.bin" >/dev/null || { echo "not ok 1 gen"; exit 1; }
+head -c 123457 "$tmp/g.bin" >"$tmp/odd.bin"
+
+check "inceptionn 2^-10 roundtrip == encode+decode" \
+	roundtrip_is_encode_decode --codec inceptionn --bound 2^-10
+check "ebq 2^-6 roundtrip == encode+decode" \
+	roundtrip_is_encode_decode --codec ebq --bound 2^-6
+check "trunc 16 roundtrip == encode+decode" \
+	roundtrip_is_encode_decode --codec trunc --bits 16
+check "lz4 is exact" sh -c "'$codec' roundtrip --codec lz4 '$tmp/odd.bin' \
+	'$tmp/l.bin' >/dev/null && cmp -s '$tmp/odd.bin' '$tmp/l.bin'"
+check "ebq --json: max error within 2^-8, none over bound" ebq_json_agrees
+check "unknown codec" expect_error 2 roundtrip --codec zip "$tmp/g.bin" "$tmp/x"
+check "bound out of range" expect_error 2 roundtrip --codec ebq --bound 2^-31 "$tmp/g.bin" "$tmp/x"
+check "bound not a power of two" expect_error 2 roundtrip --codec ebq --bound 0.3 "$tmp/g.bin" "$tmp/x"
+check "bits invalid" expect_error 2 roundtrip --codec trunc --bits 12 "$tmp/g.bin" "$tmp/x"
+check "bound for lz4" expect_error 2 encode --codec lz4 --bound 2^-8 "$tmp/g.bin" "$tmp/x"
+check "missing input file" expect_error 1 roundtrip --codec ebq "$tmp/nope" "$tmp/x"
+check "float codec on odd length" expect_error 1 roundtrip --codec ebq "$tmp/odd.bin" "$tmp/x"
+check "missing arguments" expect_error 2 roundtrip --codec ebq
+check "truncated container" sh -c "'$codec' encode --codec ebq '$tmp/g.bin' \
+	'$tmp/c' >/dev/null && head -c 1000 '$tmp/c' >'$tmp/t' && \
+	! '$codec' decode '$tmp/t' '$tmp/x' 2>/dev/null"
+
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * incctl codecs: the codec list the kernel reports (INCNN_CMD_GET_CODECS).
+ */
+#include "incctl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int codec_entry(const struct nlattr *nest, struct kcodec_list *kl)
+{
+	static const enum mnl_attr_data_type pol[INCNN_CODEC_A_MAX + 1] = {
+		[INCNN_CODEC_A_ID] = MNL_TYPE_U8,
+		[INCNN_CODEC_A_NAME] = MNL_TYPE_NUL_STRING,
+		[INCNN_CODEC_A_LOSSY] = MNL_TYPE_U8,
+		[INCNN_CODEC_A_PARAM_MIN] = MNL_TYPE_U8,
+		[INCNN_CODEC_A_PARAM_MAX] = MNL_TYPE_U8,
+		[INCNN_CODEC_A_PARAM_DEFAULT] = MNL_TYPE_U8,
+	};
+	const struct nlattr *tb[INCNN_CODEC_A_MAX + 1];
+	struct kcodec *kc;
+	const char *name;
+	size_t i;
+
+	if (genl_parse_nested(nest, tb, INCNN_CODEC_A_MAX, pol))
+		return -EBADMSG;
+	if (!tb[INCNN_CODEC_A_ID])
+		return 0;	/* nothing to key it on */
+	if (kl->n >= KCODEC_MAX)
+		return 0;
+	kc = &kl->c[kl->n++];
+	memset(kc, 0, sizeof(*kc));
+	for (i = 1; i <= INCNN_CODEC_A_MAX; i++)
+		if (tb[i])
+			kc->have |= 1U << i;
+	kc->id = mnl_attr_get_u8(tb[INCNN_CODEC_A_ID]);
+	if (tb[INCNN_CODEC_A_NAME]) {
+		/* printable, no spaces: it is used as a word on output */
+		name = mnl_attr_get_str(tb[INCNN_CODEC_A_NAME]);
+		for (i = 0; i + 1 < sizeof(kc->name) && name[i]; i++) {
+			unsigned char ch = (unsigned char)name[i];
+
+			kc->name[i] = (ch <= 0x20 || ch >= 0x7f) ? '?'
+								: (char)ch;
+		}
+		kc->name[i] = '\0';
+	}
+	if (tb[INCNN_CODEC_A_LOSSY])
+		kc->lossy = mnl_attr_get_u8(tb[INCNN_CODEC_A_LOSSY]) != 0;
+	if (tb[INCNN_CODEC_A_PARAM_MIN])
+		kc->param_min = mnl_attr_get_u8(tb[INCNN_CODEC_A_PARAM_MIN]);
+	if (tb[INCNN_CODEC_A_PARAM_MAX])
+		kc->param_max = mnl_attr_get_u8(tb[INCNN_CODEC_A_PARAM_MAX]);
+	if (tb[INCNN_CODEC_A_PARAM_DEFAULT])
+		kc->param_default =
+			mnl_attr_get_u8(tb[INCNN_CODEC_A_PARAM_DEFAULT]);
+	return 0;
+}
+
+static int codecs_cb(const struct nlmsghdr *nlh, void *data)
+{
+	static const enum mnl_attr_data_type pol[INCNN_A_MAX + 1] = {
+		[INCNN_A_CODECS] = MNL_TYPE_NESTED,
+	};
+	const struct nlattr *tb[INCNN_A_MAX + 1];
+	const struct nlattr *attr;
+	int err;
+
+	if (genl_parse(nlh, tb, INCNN_A_MAX, pol))
+		return -EBADMSG;
+	if (!tb[INCNN_A_CODECS])
+		return 0;
+	mnl_attr_for_each_nested(attr, tb[INCNN_A_CODECS]) {
+		if (mnl_attr_get_type(attr) != INCNN_A_CODEC)
+			continue;
+		if (mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0)
+			return -EBADMSG;
+		err = codec_entry(attr, data);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cmp_kcodec(const void *a, const void *b)
+{
+	const struct kcodec *x = a, *y = b;
+
+	return (int)x->id - (int)y->id;
+}
+
+int codecs_fetch(struct incctl *c, struct kcodec_list *kl)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	kl->n = 0;
+	nlh = incctl_msg(c, INCNN_CMD_GET_CODECS, NLM_F_ACK);
+	err = genl_talk(&c->nl, nlh, codecs_cb, kl);
+	if (err)
+		return err;
+	qsort(kl->c, kl->n, sizeof(kl->c[0]), cmp_kcodec);
+	return 0;
+}
+
+#define HAS(kc, a)	((kc)->have & (1U << (a)))
+
+/* Parameter range, e.g. "bound 2^-1..2^-30", "bits 8,16,24", "-". */
+static void range_text(const struct kcodec *kc, char *buf, size_t len)
+{
+	const struct codec_desc *d = codec_by_id(kc->id);
+	enum codec_param_kind kind = d ? d->kind : PARAM_OTHER;
+	unsigned int lo = kc->param_min, hi = kc->param_max;
+
+	if (!HAS(kc, INCNN_CODEC_A_PARAM_MIN) ||
+	    !HAS(kc, INCNN_CODEC_A_PARAM_MAX)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	switch (kind) {
+	case PARAM_BOUND:
+		snprintf(buf, len, "bound 2^-%u..2^-%u", lo, hi);
+		break;
+	case PARAM_BITS: {
+		size_t off = 0;
+
+		off += (size_t)snprintf(buf, len, "bits ");
+		for (unsigned int b = 8; b <= 24 && off < len; b += 8)
+			if (b >= lo && b <= hi)
+				off += (size_t)snprintf(buf + off, len - off,
+							"%s%u",
+							off > 5 ? "," : "", b);
+		break;
+	}
+	case PARAM_NONE:
+		if (lo == 0 && hi == 0) {
+			snprintf(buf, len, "-");
+			break;
+		}
+		/* fall through */
+	default:
+		snprintf(buf, len, "param %u..%u", lo, hi);
+		break;
+	}
+}
+
+static void default_text(const struct kcodec *kc, char *buf, size_t len)
+{
+	const struct codec_desc *d = codec_by_id(kc->id);
+	enum codec_param_kind kind = d ? d->kind : PARAM_OTHER;
+	unsigned int v = kc->param_default;
+
+	if (!HAS(kc, INCNN_CODEC_A_PARAM_DEFAULT) ||
+	    (kind == PARAM_NONE && v == 0))
+		snprintf(buf, len, "-");
+	else if (kind == PARAM_BOUND)
+		snprintf(buf, len, "2^-%u", v);
+	else
+		snprintf(buf, len, "%u", v);
+}
+
+static void print_json(const struct incctl *c, const struct kcodec_list *kl)
+{
+	struct json j;
+
+	json_init(&j, stdout, c->pretty);
+	json_arr_open(&j, NULL);
+	for (size_t i = 0; i < kl->n; i++) {
+		const struct kcodec *kc = &kl->c[i];
+
+		json_obj_open(&j, NULL);
+		json_u64(&j, "id", kc->id);
+		if (HAS(kc, INCNN_CODEC_A_NAME))
+			json_str(&j, "name", kc->name);
+		if (HAS(kc, INCNN_CODEC_A_LOSSY))
+			json_bool(&j, "lossy", kc->lossy);
+		if (HAS(kc, INCNN_CODEC_A_PARAM_MIN))
+			json_u64(&j, "param_min", kc->param_min);
+		if (HAS(kc, INCNN_CODEC_A_PARAM_MAX))
+			json_u64(&j, "param_max", kc->param_max);
+		if (HAS(kc, INCNN_CODEC_A_PARAM_DEFAULT))
+			json_u64(&j, "param_default", kc->param_default);
+		json_obj_close(&j);
+	}
+	json_arr_close(&j);
+	json_end(&j);
+}
+
+static void print_text(const struct kcodec_list *kl)
+{
+	printf("%-3s %-12s %-6s %-20s %s\n", "id", "name", "lossy", "param",
+	       "default");
+	for (size_t i = 0; i < kl->n; i++) {
+		const struct kcodec *kc = &kl->c[i];
+		char range[48], def[16];
+
+		range_text(kc, range, sizeof(range));
+		default_text(kc, def, sizeof(def));
+		printf("%-3u %-12s %-6s %-20s %s\n", kc->id,
+		       kc->name[0] ? kc->name : "?",
+		       !HAS(kc, INCNN_CODEC_A_LOSSY) ? "?" :
+		       kc->lossy ? "yes" : "no", range, def);
+	}
+}
+
+int cmd_codecs(struct incctl *c, int argc, char **argv)
+{
+	int rc;
+
+	rc = arg_end("codecs", argc, argv, 0);
+	if (rc)
+		return rc;
+	rc = incctl_connect(c);
+	if (rc)
+		return rc;
+	c->kcodecs.n = 0;
+	rc = codecs_fetch(c, &c->kcodecs);
+	if (rc)
+		return incctl_fail(c, rc);
+	c->kcodecs.loaded = true;
+	if (c->json)
+		print_json(c, &c->kcodecs);
+	else
+		print_text(&c->kcodecs);
+	return 0;
+}

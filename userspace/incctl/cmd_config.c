@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * incctl show / incctl set: the per-namespace configuration
+ * (INCNN_CMD_GET_CONFIG, INCNN_CMD_SET_CONFIG).
+ */
+#include "incctl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HAS(cfg, a)	((cfg)->have & (1U << (a)))
+
+static int rule_entry(const struct nlattr *nest, struct config *cfg)
+{
+	static const enum mnl_attr_data_type pol[INCNN_RULE_A_MAX + 1] = {
+		[INCNN_RULE_A_DSCP] = MNL_TYPE_U8,
+		[INCNN_RULE_A_CODEC] = MNL_TYPE_U8,
+		[INCNN_RULE_A_PARAM] = MNL_TYPE_U8,
+	};
+	const struct nlattr *tb[INCNN_RULE_A_MAX + 1];
+	struct rule *r;
+
+	if (genl_parse_nested(nest, tb, INCNN_RULE_A_MAX, pol))
+		return -EBADMSG;
+	if (!tb[INCNN_RULE_A_DSCP] || cfg->nrules >= CONFIG_MAX_RULES)
+		return 0;	/* a rule without its key means nothing */
+	r = &cfg->rules[cfg->nrules++];
+	memset(r, 0, sizeof(*r));
+	r->dscp = mnl_attr_get_u8(tb[INCNN_RULE_A_DSCP]);
+	if (tb[INCNN_RULE_A_CODEC]) {
+		r->codec = mnl_attr_get_u8(tb[INCNN_RULE_A_CODEC]);
+		r->has_codec = true;
+	}
+	if (tb[INCNN_RULE_A_PARAM]) {
+		r->param = mnl_attr_get_u8(tb[INCNN_RULE_A_PARAM]);
+		r->has_param = true;
+	}
+	return 0;
+}
+
+static int config_cb(const struct nlmsghdr *nlh, void *data)
+{
+	static const enum mnl_attr_data_type pol[INCNN_A_MAX + 1] = {
+		[INCNN_A_TX_ENABLED] = MNL_TYPE_U8,
+		[INCNN_A_RX_ENABLED] = MNL_TYPE_U8,
+		[INCNN_A_WIRE_DSCP] = MNL_TYPE_U8,
+		[INCNN_A_FLOW_MAX] = MNL_TYPE_U32,
+		[INCNN_A_FLOW_IDLE_TIMEOUT] = MNL_TYPE_U32,
+		[INCNN_A_FLOW_CLOSE_TIMEOUT] = MNL_TYPE_U32,
+		[INCNN_A_FLOW_COUNT] = MNL_TYPE_U32,
+		[INCNN_A_RULES] = MNL_TYPE_NESTED,
+	};
+	const struct nlattr *tb[INCNN_A_MAX + 1];
+	const struct nlattr *attr;
+	struct config *cfg = data;
+	int err;
+
+	if (genl_parse(nlh, tb, INCNN_A_MAX, pol))
+		return -EBADMSG;
+	for (unsigned int i = 1; i <= INCNN_A_MAX && i < 32; i++)
+		if (tb[i])
+			cfg->have |= 1U << i;
+	if (tb[INCNN_A_TX_ENABLED])
+		cfg->tx_enabled = mnl_attr_get_u8(tb[INCNN_A_TX_ENABLED]);
+	if (tb[INCNN_A_RX_ENABLED])
+		cfg->rx_enabled = mnl_attr_get_u8(tb[INCNN_A_RX_ENABLED]);
+	if (tb[INCNN_A_WIRE_DSCP])
+		cfg->wire_dscp = mnl_attr_get_u8(tb[INCNN_A_WIRE_DSCP]);
+	if (tb[INCNN_A_FLOW_MAX])
+		cfg->flow_max = mnl_attr_get_u32(tb[INCNN_A_FLOW_MAX]);
+	if (tb[INCNN_A_FLOW_IDLE_TIMEOUT])
+		cfg->idle_timeout =
+			mnl_attr_get_u32(tb[INCNN_A_FLOW_IDLE_TIMEOUT]);
+	if (tb[INCNN_A_FLOW_CLOSE_TIMEOUT])
+		cfg->close_timeout =
+			mnl_attr_get_u32(tb[INCNN_A_FLOW_CLOSE_TIMEOUT]);
+	if (tb[INCNN_A_FLOW_COUNT])
+		cfg->flow_count = mnl_attr_get_u32(tb[INCNN_A_FLOW_COUNT]);
+	if (!tb[INCNN_A_RULES])
+		return 0;
+	mnl_attr_for_each_nested(attr, tb[INCNN_A_RULES]) {
+		if (mnl_attr_get_type(attr) != INCNN_A_RULE)
+			continue;
+		if (mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0)
+			return -EBADMSG;
+		err = rule_entry(attr, cfg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cmp_rule(const void *a, const void *b)
+{
+	const struct rule *x = a, *y = b;
+
+	return (int)x->dscp - (int)y->dscp;
+}
+
+int config_fetch(struct incctl *c, struct config *cfg)
+{
+	struct nlmsghdr *nlh;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	nlh = incctl_msg(c, INCNN_CMD_GET_CONFIG, NLM_F_ACK);
+	rc = incctl_talk(c, nlh, config_cb, cfg);
+	if (rc)
+		return rc;
+	qsort(cfg->rules, cfg->nrules, sizeof(cfg->rules[0]), cmp_rule);
+	return 0;
+}
+
+static void show_json(const struct incctl *c, const struct config *cfg)
+{
+	struct json j;
+
+	json_init(&j, stdout, c->pretty);
+	json_obj_open(&j, NULL);
+	if (HAS(cfg, INCNN_A_TX_ENABLED))
+		json_bool(&j, "tx_enabled", cfg->tx_enabled);
+	if (HAS(cfg, INCNN_A_RX_ENABLED))
+		json_bool(&j, "rx_enabled", cfg->rx_enabled);
+	if (HAS(cfg, INCNN_A_WIRE_DSCP)) {
+		json_u64(&j, "wire_dscp", cfg->wire_dscp);
+		json_u64(&j, "wire_tos", (cfg->wire_dscp << 2) & 0xff);
+	}
+	if (HAS(cfg, INCNN_A_FLOW_MAX))
+		json_u64(&j, "flow_max", cfg->flow_max);
+	if (HAS(cfg, INCNN_A_FLOW_IDLE_TIMEOUT))
+		json_u64(&j, "flow_idle_timeout", cfg->idle_timeout);
+	if (HAS(cfg, INCNN_A_FLOW_CLOSE_TIMEOUT))
+		json_u64(&j, "flow_close_timeout", cfg->close_timeout);
+	if (HAS(cfg, INCNN_A_FLOW_COUNT))
+		json_u64(&j, "flow_count", cfg->flow_count);
+	json_arr_open(&j, "rules");
+	for (size_t i = 0; i < cfg->nrules; i++)
+		rule_print_json(c, &j, &cfg->rules[i]);
+	json_arr_close(&j);
+	json_obj_close(&j);
+	json_end(&j);
+}
+
+static const char *onoff(const struct config *cfg, int attr, bool v)
+{
+	if (!HAS(cfg, attr))
+		return "?";
+	return v ? "on" : "off";
+}
+
+static void show_text(const struct incctl *c, const struct config *cfg)
+{
+	printf("%-14s %s\n", "tx", onoff(cfg, INCNN_A_TX_ENABLED,
+					 cfg->tx_enabled));
+	printf("%-14s %s\n", "rx", onoff(cfg, INCNN_A_RX_ENABLED,
+					 cfg->rx_enabled));
+	if (HAS(cfg, INCNN_A_WIRE_DSCP))
+		printf("%-14s dscp %u (tos 0x%02x)\n", "wire",
+		       cfg->wire_dscp, (cfg->wire_dscp << 2) & 0xff);
+	if (HAS(cfg, INCNN_A_FLOW_COUNT) && HAS(cfg, INCNN_A_FLOW_MAX))
+		printf("%-14s %u of max %u\n", "flows", cfg->flow_count,
+		       cfg->flow_max);
+	else if (HAS(cfg, INCNN_A_FLOW_COUNT))
+		printf("%-14s %u\n", "flows", cfg->flow_count);
+	else if (HAS(cfg, INCNN_A_FLOW_MAX))
+		printf("%-14s max %u\n", "flows", cfg->flow_max);
+	if (HAS(cfg, INCNN_A_FLOW_IDLE_TIMEOUT))
+		printf("%-14s %u s\n", "idle-timeout", cfg->idle_timeout);
+	if (HAS(cfg, INCNN_A_FLOW_CLOSE_TIMEOUT))
+		printf("%-14s %u s\n", "close-timeout", cfg->close_timeout);
+	if (!cfg->nrules) {
+		printf("%-14s none\n", "rules");
+		return;
+	}
+	printf("%-14s %zu\n", "rules", cfg->nrules);
+	for (size_t i = 0; i < cfg->nrules; i++) {
+		fputs("  ", stdout);
+		rule_print_text(c, stdout, &cfg->rules[i]);
+	}
+}
+
+int cmd_show(struct incctl *c, int argc, char **argv)
+{
+	struct config *cfg;
+	int rc;
+
+	rc = arg_end("show", argc, argv, 0);
+	if (rc)
+		return rc;
+	rc = incctl_connect(c);
+	if (rc)
+		return rc;
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return incctl_fail(c, -ENOMEM);
+	rc = config_fetch(c, cfg);
+	if (!rc) {
+		incctl_load_codec_names(c);
+		if (c->json)
+			show_json(c, cfg);
+		else
+			show_text(c, cfg);
+	}
+	free(cfg);
+	return rc;
+}
+
+/* incctl set KEY VALUE [KEY VALUE]... */
+struct set_req {
+	uint32_t have;		/* bit n: INCNN_A_* n to send */
+	bool tx, rx;
+	uint8_t wire_dscp;
+	uint32_t flow_max, idle_timeout, close_timeout;
+};
+
+static int set_once(struct set_req *s, int attr, const char *kw)
+{
+	if (s->have & (1U << attr))
+		return cli_error("set: %s given twice", kw);
+	s->have |= 1U << attr;
+	return 0;
+}
+
+/* <linux/incnn.h> states these two limits only in comments */
+#define IDLE_TIMEOUT_MAX	86400
+#define CLOSE_TIMEOUT_MAX	3600
+
+#define SET_KEYS \
+	"tx, rx, wire-dscp, wire-tos, flow-max, idle-timeout, close-timeout"
+
+static int set_parse(int argc, char **argv, struct set_req *s)
+{
+	const char *kw, *val;
+	int rc;
+
+	if (argc == 0)
+		return cli_error("set: nothing to set (%s)", SET_KEYS);
+	for (int i = 0; i < argc; i++) {
+		kw = argv[i];
+		if (strcmp(kw, "tx") && strcmp(kw, "rx") &&
+		    strcmp(kw, "wire-dscp") && strcmp(kw, "wire-tos") &&
+		    strcmp(kw, "flow-max") && strcmp(kw, "idle-timeout") &&
+		    strcmp(kw, "close-timeout"))
+			return cli_error("set: unknown key \"%s\" (%s)", kw,
+					 SET_KEYS);
+		rc = arg_value(argc, argv, &i, &val);
+		if (rc)
+			return rc;
+		if (!strcmp(kw, "tx")) {
+			rc = set_once(s, INCNN_A_TX_ENABLED, "tx");
+			if (!rc)
+				rc = arg_onoff(kw, val, &s->tx);
+		} else if (!strcmp(kw, "rx")) {
+			rc = set_once(s, INCNN_A_RX_ENABLED, "rx");
+			if (!rc)
+				rc = arg_onoff(kw, val, &s->rx);
+		} else if (!strcmp(kw, "wire-dscp") ||
+			   !strcmp(kw, "wire-tos")) {
+			rc = set_once(s, INCNN_A_WIRE_DSCP,
+				      "wire-dscp/wire-tos");
+			if (!rc)
+				rc = !strcmp(kw, "wire-dscp") ?
+				     arg_dscp(kw, val, &s->wire_dscp) :
+				     arg_tos(kw, val, &s->wire_dscp);
+		} else if (!strcmp(kw, "flow-max")) {
+			rc = set_once(s, INCNN_A_FLOW_MAX, kw);
+			if (!rc)
+				rc = arg_u32(kw, val, 1, INCNN_FLOW_MAX_LIMIT,
+					     &s->flow_max);
+		} else if (!strcmp(kw, "idle-timeout")) {
+			rc = set_once(s, INCNN_A_FLOW_IDLE_TIMEOUT, kw);
+			if (!rc)
+				rc = arg_u32(kw, val, 1, IDLE_TIMEOUT_MAX,
+					     &s->idle_timeout);
+		} else {
+			rc = set_once(s, INCNN_A_FLOW_CLOSE_TIMEOUT, kw);
+			if (!rc)
+				rc = arg_u32(kw, val, 1, CLOSE_TIMEOUT_MAX,
+					     &s->close_timeout);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int cmd_set(struct incctl *c, int argc, char **argv)
+{
+	struct set_req s = { 0 };
+	struct nlmsghdr *nlh;
+	int rc;
+
+	rc = set_parse(argc, argv, &s);
+	if (rc)
+		return rc;
+	rc = incctl_connect(c);
+	if (rc)
+		return rc;
+	nlh = incctl_msg(c, INCNN_CMD_SET_CONFIG, NLM_F_ACK);
+	if (s.have & (1U << INCNN_A_TX_ENABLED))
+		mnl_attr_put_u8(nlh, INCNN_A_TX_ENABLED, s.tx);
+	if (s.have & (1U << INCNN_A_RX_ENABLED))
+		mnl_attr_put_u8(nlh, INCNN_A_RX_ENABLED, s.rx);
+	if (s.have & (1U << INCNN_A_WIRE_DSCP))
+		mnl_attr_put_u8(nlh, INCNN_A_WIRE_DSCP, s.wire_dscp);
+	if (s.have & (1U << INCNN_A_FLOW_MAX))
+		mnl_attr_put_u32(nlh, INCNN_A_FLOW_MAX, s.flow_max);
+	if (s.have & (1U << INCNN_A_FLOW_IDLE_TIMEOUT))
+		mnl_attr_put_u32(nlh, INCNN_A_FLOW_IDLE_TIMEOUT,
+				 s.idle_timeout);
+	if (s.have & (1U << INCNN_A_FLOW_CLOSE_TIMEOUT))
+		mnl_attr_put_u32(nlh, INCNN_A_FLOW_CLOSE_TIMEOUT,
+				 s.close_timeout);
+	return incctl_talk(c, nlh, NULL, NULL);
+}
