@@ -43,7 +43,7 @@ HDRS := $(wildcard $(SRC)/uapi/linux/*.h $(SRC)/kmod/codec/*.h \
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
 
-.PHONY: all tools tools-asan incctl incctl-asan lib modules check selftests-host fuzz fuzzers \
+.PHONY: install dkms-install demo all tools tools-asan incctl incctl-asan lib modules check selftests-host fuzz fuzzers \
 	fuzz-smoke bench clean ksft
 
 all: tools
@@ -98,6 +98,9 @@ selftests-host: ksft tools-asan
 check:
 	@$(SRC)/scripts/check.sh
 
+demo:
+	@$(SRC)/scripts/demo.sh
+
 # --- fuzzing -------------------------------------------------------------
 FUZZERS := $(patsubst $(SRC)/selftests/fuzz/%.c,%,$(wildcard $(SRC)/selftests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/bin/fuzz_%: $(SRC)/selftests/fuzz/fuzz_%.c $(BUILD)/fuzz/libincnn.a $(HDRS)
@@ -117,8 +120,35 @@ bench: tools
 	$(BUILD)/rel/bin/incnn-bench
 
 # --- kernel module -------------------------------------------------------
+# On a real host: KDIR defaults to the running kernel's build tree. For the
+# VM and CI, scripts/kabi.sh resolves Debian's linux-image-amd64 ABI.
 modules:
 	$(MAKE) -C $(KDIR) M=$(SRC) modules
+
+# --- install on a training host -----------------------------------------
+DESTDIR ?=
+PREFIX ?= /usr/local
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(SRC)/dkms.conf)
+DKMS_SRC := $(DESTDIR)/usr/src/incnn-$(DKMS_VERSION)
+
+install: modules tools
+	$(MAKE) -C $(KDIR) M=$(SRC) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	$(if $(DESTDIR),,depmod -a $(notdir $(patsubst %/build,%,$(KDIR))) || true)
+	$(MAKE) -C $(SRC)/userspace/incctl BUILD=$(BUILD) DESTDIR=$(DESTDIR) \
+		PREFIX=$(PREFIX) install
+	install -D -m 0755 $(BUILD)/rel/bin/incnn-codec $(DESTDIR)$(PREFIX)/bin/incnn-codec
+	install -D -m 0755 $(BUILD)/rel/bin/incnn-bench $(DESTDIR)$(PREFIX)/bin/incnn-bench
+
+# DKMS rebuilds the module for every kernel the host installs later.
+dkms-install:
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)
+	cp -r $(SRC)/Kbuild $(SRC)/dkms.conf $(SRC)/kmod $(SRC)/uapi $(DKMS_SRC)/
+	dkms add -m incnn -v $(DKMS_VERSION)
+	dkms build -m incnn -v $(DKMS_VERSION)
+	dkms install -m incnn -v $(DKMS_VERSION)
+	$(MAKE) -C $(SRC)/userspace/incctl BUILD=$(BUILD) DESTDIR=$(DESTDIR) \
+		PREFIX=$(PREFIX) all install
 
 clean:
 	rm -rf $(BUILD)

@@ -12,7 +12,8 @@ for group in "$@"; do
 	kmod)	pkgs="$pkgs linux-headers-amd64 linux-source-6.1 sparse
 		      kmod" ;;
 	vm)	pkgs="$pkgs linux-image-amd64 qemu-system-x86 busybox-static
-		      iproute2 iperf3 ethtool nftables iptables kmod xz-utils" ;;
+		      iproute2 iperf3 ethtool nftables iptables kmod xz-utils cpio
+		      python3" ;;
 	*)	echo "deps.sh: unknown group '$group' (host, kmod, vm)" >&2
 		exit 2 ;;
 	esac
