@@ -70,7 +70,7 @@ finish() {
 }
 
 note "dependencies"
-if ! "$src/scripts/deps.sh" host; then
+if ! "$src/scripts/deps.sh" host kmod vm; then
 	failed=$((failed + 1))
 	finish
 fi
@@ -115,5 +115,16 @@ done
 
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick
+
+note "kernel module ($("$src/scripts/kabi.sh"))"
+step module-build make -C "/usr/src/linux-headers-$("$src/scripts/kabi.sh")" \
+	M="$src" modules
+step checkpatch "$src/scripts/kernel-lint.sh" checkpatch
+step sparse "$src/scripts/kernel-lint.sh" sparse
+
+note "datapath tests in the VM (QEMU/TCG, one boot)"
+"$src/selftests/net/vm-check.sh" >"$logs/vm-check.log" 2>&1
+grep -E '^(not )?ok ' "$logs/vm-check.log" | sed 's/^/   /' | tail -n 60
+count_ktap "$logs/vm-check.log"
 
 finish

@@ -95,6 +95,20 @@ static inline void put_unaligned_be16(u16 v, void *p)
 	put_unaligned_le16(__builtin_bswap16(v), p);
 }
 
+/* the kernel's generic software popcount (no popcnt in baseline x86-64) */
+static inline unsigned int hweight32(unsigned int w)
+{
+	w -= (w >> 1) & 0x55555555;
+	w = (w & 0x33333333) + ((w >> 2) & 0x33333333);
+	w = (w + (w >> 4)) & 0x0f0f0f0f;
+	return (w * 0x01010101) >> 24;
+}
+
+static inline unsigned int hweight8(unsigned int w)
+{
+	return hweight32(w & 0xff);
+}
+
 static inline int fls(unsigned int x)
 {
 	return x ? 32 - __builtin_clz(x) : 0;

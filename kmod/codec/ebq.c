@@ -41,7 +41,7 @@ static unsigned int ebq_enc_quad(const u8 *in, unsigned int cnt, int k,
 				 u8 *tagp, u8 *op, u32 *classes)
 {
 	unsigned int i, pos = 0;
-	u32 tags = 0;
+	u32 tags = 0, lo, hi, n1, n2, n3;
 
 	for (i = 0; i < cnt; i++) {
 		u32 v, tag = ebq_tag_value(get_unaligned_le32(in + 4 * i), k,
@@ -50,9 +50,17 @@ static unsigned int ebq_enc_quad(const u8 *in, unsigned int cnt, int k,
 		put_unaligned_le32(v, op + pos);
 		pos += INCNN_TAG_BYTES(tag);
 		tags |= tag << (2 * i);
-		classes[tag]++;
 	}
 	*tagp = tags;
+	lo = tags & 0x55;
+	hi = (tags >> 1) & 0x55;
+	n1 = hweight8(lo & ~hi);
+	n2 = hweight8(hi & ~lo);
+	n3 = hweight8(lo & hi);
+	classes[0] += cnt - n1 - n2 - n3;
+	classes[1] += n1;
+	classes[2] += n2;
+	classes[3] += n3;
 	return pos;
 }
 
@@ -100,11 +108,12 @@ static void ebq_dec_quad(const u8 *ip, u32 tags, unsigned int cnt, int k,
 	for (i = 0; i < cnt; i++) {
 		u32 tag = (tags >> (2 * i)) & 3;
 		u32 r = get_unaligned_le32(ip);
-		u32 v8 = incnn_fx_to_f32((r >> 7) & 1, r & 0x7f, 1 - k);
-		u32 v16 = incnn_fx_to_f32((r >> 15) & 1, r & 0x7fff, 1 - k);
-		u32 v = tag == 3 ? r : (tag == 2 ? v16 : (tag ? v8 : 0));
+		/* magnitude bits: 7 (tag 01) or 15 (tag 10); tag 00: none */
+		u32 f = tag == 2 ? 15 : 7;
+		u32 q = r & ((1u << f) - 1) & (tag ? ~0u : 0);
+		u32 v = incnn_fx_to_f32((r >> f) & 1, q, 1 - k);
 
-		put_unaligned_le32(v, out + 4 * i);
+		put_unaligned_le32(tag == 3 ? r : v, out + 4 * i);
 		ip += INCNN_TAG_BYTES(tag);
 	}
 }

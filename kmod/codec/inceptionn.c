@@ -38,6 +38,19 @@ static struct inc_thr inc_thresholds(u8 k)
 	return t;
 }
 
+/* Values of each class in a tag word of @cnt tags (Table III counts). */
+static void count_classes(u32 tags, unsigned int cnt, u32 *classes)
+{
+	u32 lo = tags & 0x5555, hi = (tags >> 1) & 0x5555;
+	u32 n1 = hweight32(lo & ~hi), n2 = hweight32(hi & ~lo);
+	u32 n3 = hweight32(lo & hi);
+
+	classes[0] += cnt - n1 - n2 - n3;
+	classes[1] += n1;
+	classes[2] += n2;
+	classes[3] += n3;
+}
+
 /*
  * Encode @cnt (1..8) values into @op, which has room for GROUP_MAX + SLACK
  * bytes. Returns the group's length.
@@ -51,19 +64,19 @@ static unsigned int inc_enc_group(const u8 *in, unsigned int cnt, u8 *op,
 	for (i = 0; i < cnt; i++) {
 		u32 x = get_unaligned_le32(in + 4 * i);
 		u32 e = INCNN_F32_EXP(x);
-		u32 sign = INCNN_F32_SIGN(x);
 		u32 tag = (e >= t.eb) + (e >= t.t16) + (e >= 127);
 		u32 sh = (0x800000 | INCNN_F32_MANT(x)) >> ((127 - e) & 31);
-		u32 v16 = (sign << 15) | ((sh >> 8) & 0x7fff);
-		u32 v8 = (sign << 7) | ((sh >> 16) & 0x7f);
-		u32 v = tag == 3 ? x : (tag == 2 ? v16 : v8);
+		/* 16-bit class: s, shifted[22:8]; 8-bit: s, shifted[22:16] */
+		u32 drop = tag == 2 ? 8 : 16;
+		u32 v = (INCNN_F32_SIGN(x) << (23 - drop)) |
+			((sh & 0x7fffff) >> drop);
 
-		put_unaligned_le32(v, op + pos);
+		put_unaligned_le32(tag == 3 ? x : v, op + pos);
 		pos += INCNN_TAG_BYTES(tag);
 		tags |= tag << (2 * i);
-		classes[tag]++;
 	}
 	put_unaligned_le16(tags, op);
+	count_classes(tags, cnt, classes);
 	return pos;
 }
 
@@ -108,22 +121,23 @@ static void inc_dec_group(const u8 *ip, u32 tags, unsigned int cnt, u8 *out)
 	for (i = 0; i < cnt; i++) {
 		u32 tag = (tags >> (2 * i)) & 3;
 		u32 r = get_unaligned_le32(ip);
-		u32 v8 = incnn_fx_to_f32((r >> 7) & 1, r & 0x7f, -7);
-		u32 v16 = incnn_fx_to_f32((r >> 15) & 1, r & 0x7fff, -15);
-		u32 v = tag == 3 ? r : (tag == 2 ? v16 : (tag ? v8 : 0));
+		/* fraction bits F: 7 (tag 01) or 15 (tag 10); tag 00: 0 */
+		u32 f = tag == 2 ? 15 : 7;
+		u32 mag = r & ((1u << f) - 1) & (tag ? ~0u : 0);
+		u32 v = incnn_fx_to_f32((r >> f) & 1, mag, -(int)f);
 
-		put_unaligned_le32(v, out + 4 * i);
+		put_unaligned_le32(tag == 3 ? r : v, out + 4 * i);
 		ip += INCNN_TAG_BYTES(tag);
 	}
 }
 
-static unsigned int tag_bytes(u32 tags, unsigned int cnt)
+/* Payload bytes of a tag word: 1 per 01, 2 per 10, 4 per 11. */
+static unsigned int tag_bytes(u32 tags)
 {
-	unsigned int i, sum = 0;
+	u32 lo = tags & 0x5555, hi = (tags >> 1) & 0x5555;
 
-	for (i = 0; i < cnt; i++)
-		sum += INCNN_TAG_BYTES((tags >> (2 * i)) & 3);
-	return sum;
+	return hweight32(lo & ~hi) + 2 * hweight32(hi & ~lo) +
+	       4 * hweight32(lo & hi);
 }
 
 static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
@@ -146,7 +160,7 @@ static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
 		pos += 2;
 		if (cnt < GROUP && (tags >> (2 * cnt)))
 			return -EBADMSG;
-		glen = tag_bytes(tags, cnt);
+		glen = tag_bytes(tags);
 		if (glen > len - pos)
 			return -EBADMSG;
 		if (likely(len - pos >= glen + SLACK)) {
