@@ -22,7 +22,8 @@ CLANG ?= clang
 
 WARN := -Wall -Wextra -Werror
 COMMON_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) \
-	-I$(SRC)/uapi -I$(SRC)/kmod/codec -I$(SRC)/userspace/include
+	-I$(SRC)/uapi -I$(SRC)/kmod/codec -I$(SRC)/userspace/include \
+	-I$(SRC)/userspace/collective/include -DINCNN_COLLECTIVE_LINKED
 # kernel-style callbacks have parameters some codecs do not use
 CODEC_CFLAGS := -Wno-unused-parameter
 LDLIBS := -llz4 -lzstd -lm -lpthread
@@ -34,11 +35,13 @@ FUZZ_CFLAGS := $(COMMON_CFLAGS) -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
 CODEC_SRCS := $(wildcard $(SRC)/kmod/codec/*.c)
-LIB_SRCS := $(wildcard $(SRC)/userspace/lib/*.c)
+LIB_SRCS := $(wildcard $(SRC)/userspace/lib/*.c) \
+	$(wildcard $(SRC)/userspace/collective/*.c)
 TOOL_MAINS := $(wildcard $(SRC)/userspace/tools/incnn-*.c)
 TOOL_COMMON := $(filter-out $(TOOL_MAINS),$(wildcard $(SRC)/userspace/tools/*.c))
 HDRS := $(wildcard $(SRC)/uapi/linux/*.h $(SRC)/kmod/codec/*.h \
-	$(SRC)/userspace/include/*/*.h $(SRC)/userspace/tools/*.h)
+	$(SRC)/userspace/include/*/*.h $(SRC)/userspace/tools/*.h \
+	$(SRC)/userspace/collective/*.h $(SRC)/userspace/collective/include/*/*.h)
 
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
@@ -138,6 +141,7 @@ install: modules tools
 		PREFIX=$(PREFIX) install
 	install -D -m 0755 $(BUILD)/rel/bin/incnn-codec $(DESTDIR)$(PREFIX)/bin/incnn-codec
 	install -D -m 0755 $(BUILD)/rel/bin/incnn-bench $(DESTDIR)$(PREFIX)/bin/incnn-bench
+	install -D -m 0755 $(BUILD)/rel/bin/incnn-allreduce $(DESTDIR)$(PREFIX)/bin/incnn-allreduce
 
 # DKMS rebuilds the module for every kernel the host installs later.
 dkms-install:

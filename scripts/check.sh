@@ -91,11 +91,27 @@ if ! make -s -C "$src/selftests" KSFT="$build/ksft" \
 	finish
 fi
 
+mkdir -p "$build/selftests/collective"
+if ! make -s -C "$src/selftests/collective" KSFT="$build/ksft" \
+		OUTPUT="$build/selftests/collective" INCNN_BUILD="$build" all \
+		>"$logs/collective-build.log" 2>&1; then
+	cat "$logs/collective-build.log"
+	failed=$((failed + 1))
+	finish
+fi
+
 note "host selftests (kselftest runner, ASan/UBSan)"
 make -s -C "$src/selftests" KSFT="$build/ksft" OUTPUT="$build/selftests" \
 	INCNN_BUILD="$build" run_tests >"$logs/selftests.log" 2>&1
 grep -E '^(not )?ok ' "$logs/selftests.log" | sed 's/^/   /'
 count_tap "$logs/selftests.log"
+
+note "collective library (ring allreduce on 127.0.0.1, ASan/UBSan)"
+make -s -C "$src/selftests/collective" KSFT="$build/ksft" \
+	OUTPUT="$build/selftests/collective" INCNN_BUILD="$build" run_tests \
+	>"$logs/collective.log" 2>&1
+grep -E '^(not )?ok ' "$logs/collective.log" | sed 's/^/   /'
+count_tap "$logs/collective.log"
 
 note "incctl (no kernel: argument checks; fake kernel: netlink and output)"
 for t in test-cli:incctl test-fake:incctl-fake; do

@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# incnn-allreduce end to end (ASan/UBSan build, 127.0.0.1): a small sweep
+# with -n 4, its text and JSON output (every replica identical, errors
+# within the budget, busbw = algbw * 2(N-1)/N), the ps algorithm, codec
+# emulation with --check, a job launched through the environment
+# (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), a rank that never comes,
+# and one-line errors with exit status 2 for bad arguments.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${INCNN_BUILD:-$top/build}
+tool=${INCNN_ALLREDUCE:-}
+if [ -z "$tool" ]; then
+	for t in "$build/asan/bin/incnn-allreduce" \
+		 "$build/asan/collective/bin/incnn-allreduce"; do
+		[ -x "$t" ] && tool=$t && break
+	done
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fail=0
+
+check() {	# description, command...
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/log" 2>&1; then
+		echo "ok $n $desc"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n $desc"
+		sed 's/^/# /' "$tmp/log" | tail -n 15
+	fi
+}
+
+if [ -z "$tool" ]; then
+	echo "not ok 1 incnn-allreduce not built (make tools-asan)"
+	exit 1
+fi
+echo "# $tool"
+
+# json_check FILE PYTHON-EXPR: the document parses and EXPR holds (d = doc)
+json_check() {
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = eval("(" + sys.argv[2] + ")")
+if not ok:
+	print(json.dumps(d, indent=1))
+sys.exit(0 if ok else 1)' "$1" "$2"
+}
+
+sweep_json() {
+	"$tool" -n 4 -b 4K -e 256K -f 4 -i 2 -w 1 --json >"$tmp/s.json" &&
+	json_check "$tmp/s.json" '
+d["ranks"] == 4 and d["algo"] == "ring" and d["codec"] == "none" and
+d["tos"] == 40 and
+[r["bytes"] for r in d["results"]] == [4096, 16384, 65536, 262144] and
+all(r["count"] * 4 == r["bytes"] for r in d["results"]) and
+all(r["identical"] and r["within_budget"] for r in d["results"]) and
+all(0 <= r["max_abs_err"] < 1e-6 for r in d["results"]) and
+all(r["time_us"] > 0 and r["algbw_gbps"] > 0 for r in d["results"]) and
+all(abs(r["busbw_gbps"] - 1.5 * r["algbw_gbps"]) <= 1e-9 + 1e-6 * r["busbw_gbps"]
+    for r in d["results"])'
+}
+
+sweep_text() {
+	"$tool" -n 4 -b 1K -e 4K -f 2 -i 1 -w 0 >"$tmp/s.txt" || return 1
+	cat "$tmp/s.txt"
+	# 3 rows: 1K 2K 4K, all identical; header lines start with '#'
+	[ "$(grep -vc '^#' "$tmp/s.txt")" = 3 ] &&
+	awk '!/^#/ { if ($1 != 1024 * 2 ^ (NR0++) || $2 * 4 != $1 || $8 != "yes") exit 1 }
+	     END { exit NR0 != 3 }' "$tmp/s.txt" &&
+	grep -q '^# incnn-allreduce: 4 ranks (local processes), algo ring' "$tmp/s.txt"
+}
+
+emulation() {	# algo codec bound/bits ranks
+	local opt=--bound
+	[ "$2" = trunc ] && opt=--bits
+	"$tool" -n "$4" -b 4K -e 64K -f 4 -i 1 -w 1 --algo "$1" --codec "$2" \
+		$opt "$3" --scale 0.05 --check --json >"$tmp/e.json" &&
+	json_check "$tmp/e.json" "
+d['codec'] == '$2' and d['algo'] == '$1' and
+all(r['identical'] and r['within_budget'] for r in d['results']) and
+all(r['max_abs_err'] > 0 for r in d['results']) and
+all(r['budget'] is None or r['max_abs_err'] <= r['budget'] * 1.001
+    for r in d['results'])"
+}
+
+one_rank() {
+	"$tool" -n 1 -b 4 -e 64 -f 4 -i 1 -w 0 --json >"$tmp/o.json" &&
+	json_check "$tmp/o.json" '
+d["ranks"] == 1 and [r["bytes"] for r in d["results"]] == [4, 16, 64] and
+all(r["max_abs_err"] == 0 and r["busbw_gbps"] == 0 for r in d["results"])'
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# three ranks as three commands, torchrun style
+env_job() {
+	local port r pids=() rc=0
+	port=$(free_port)
+	for r in 0 1 2; do
+		MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$r WORLD_SIZE=3 \
+			"$tool" -b 64K -e 64K -i 1 -w 0 --json \
+			>"$tmp/env$r.out" 2>"$tmp/env$r.err" &
+		pids+=($!)
+	done
+	for r in 0 1 2; do
+		wait "${pids[$r]}" || rc=1
+	done
+	cat "$tmp"/env*.err
+	[ $rc = 0 ] && [ ! -s "$tmp/env1.out" ] && [ ! -s "$tmp/env2.out" ] &&
+	json_check "$tmp/env0.out" '
+d["ranks"] == 3 and d["launch"] == "env" and
+d["results"][0]["bytes"] == 65536 and d["results"][0]["identical"]'
+}
+
+# rank 2 never starts: both others fail in about the init timeout, saying who
+missing_rank() {
+	local port r pids=() rc=0 t0
+	port=$(free_port)
+	t0=$(date +%s)
+	for r in 0 1; do
+		MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$r WORLD_SIZE=3 \
+		INCNN_INIT_TIMEOUT_MS=1000 INCNN_TIMEOUT_MS=1000 \
+			"$tool" -b 4K -e 4K -i 1 >/dev/null 2>"$tmp/m$r.err" &
+		pids+=($!)
+	done
+	for r in 0 1; do
+		wait "${pids[$r]}" && rc=1
+	done
+	cat "$tmp"/m*.err
+	[ $rc = 0 ] && [ $(($(date +%s) - t0)) -lt 8 ] &&
+	[ "$(wc -l <"$tmp/m0.err")" = 1 ] && [ "$(wc -l <"$tmp/m1.err")" = 1 ] &&
+	grep -q 'not joined: rank 2' "$tmp/m0.err" "$tmp/m1.err"
+}
+
+# expect_usage ARGS...: exit status 2, exactly one line on stderr
+expect_usage() {
+	local rc
+	"$tool" "$@" >/dev/null 2>"$tmp/u.err"
+	rc=$?
+	cat "$tmp/u.err"
+	[ $rc = 2 ] && [ "$(wc -l <"$tmp/u.err")" = 1 ] &&
+	grep -q '^incnn-allreduce: ' "$tmp/u.err"
+}
+
+bad_args() {
+	local args
+	while IFS= read -r args; do
+		# shellcheck disable=SC2086
+		expect_usage $args || { echo "# for: $args"; return 1; }
+	done <<-EOF
+		-n 0
+		-n 65
+		--algo tree
+		--codec nosuch
+		--bound 2^-8
+		--codec ebq --bound 2^-31
+		--codec ebq --bits 16
+		--codec trunc --bits 12
+		-b 8K -e 4K
+		-f 1
+		-i 0
+		--tos 256
+		--chunk 2
+		--dist bits
+		--scale -1
+		--frobnicate
+		-n 2 extra
+		-b
+	EOF
+}
+
+env_missing() {
+	local rc
+	env -u WORLD_SIZE -u RANK -u MASTER_ADDR -u MASTER_PORT \
+		"$tool" -b 4K -e 4K >/dev/null 2>"$tmp/x.err"
+	rc=$?
+	cat "$tmp/x.err"
+	[ $rc = 1 ] && [ "$(wc -l <"$tmp/x.err")" = 1 ] &&
+	grep -q 'WORLD_SIZE is not set' "$tmp/x.err"
+}
+
+check "sweep -n 4, JSON: sizes, identical replicas, busbw = 1.5 algbw" sweep_json
+check "sweep -n 4, text output" sweep_text
+check "ring, ebq 2^-8 emulated: --check passes, error within 4 * 2^-8" emulation ring ebq 2^-8 4
+check "ring, inceptionn 2^-10 emulated, 3 ranks" emulation ring inceptionn 2^-10 3
+check "ring, trunc 16 bits emulated" emulation ring trunc 16 4
+check "ps, ebq 2^-6 emulated, 4 ranks" emulation ps ebq 2^-6 4
+check "one rank" one_rank
+check "job from MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, 3 commands" env_job
+check "a rank that never starts: one-line errors naming it" missing_rank
+check "bad arguments: exit 2, one line" bad_args
+check "no -n and no environment: exit 1, one line" env_missing
+
+echo "# $((n - fail)) passed, $fail failed"
+[ $fail = 0 ]

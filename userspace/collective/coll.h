@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * incnn collective: internals shared by comm.c (communicator, store
+ * client, connection setup), ops.c (ring and worker-aggregator data
+ * phases), store.c (rank 0's store thread) and rule.c (netlink rule
+ * lookup, codec emulation).
+ *
+ * Static functions carry a per-file prefix (cm_, op_, srv_, nl_) so that
+ * the four files can also be compiled as one translation unit.
+ */
+#ifndef INCNN_COLL_H
+#define INCNN_COLL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/incnn/collective.h"
+#include "codec.h"
+
+#define COLL_HIDDEN __attribute__((visibility("hidden")))
+#define COLL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+#define COLL_MSG_LEN	512	/* error messages */
+
+/* --- store protocol ------------------------------------------------------
+ *
+ * Every message: 8-byte header (u16 type, u16 zero, u32 payload length,
+ * big-endian), then the payload (big-endian integers).
+ *
+ *	HELLO	c->s	u16 version, u16 0, u32 rank, u32 world_size,
+ *			u8 codec, u8 param, u16 0, u32 data addr, u16 data port,
+ *			u16 0						(24)
+ *	WELCOME	s->c	u32 world_size, u32 0, u64 token, u8 codec, u8 param,
+ *			u16 0, u32 0, then per rank u32 addr, u16 port, u16 0
+ *	READY	c->s	data connections set up
+ *	GO	s->c	every rank is set up
+ *	CALL	c->s	u64 seq, u32 kind, u32 0, u64 count, [gather data]
+ *	DONE	c->s	u64 seq: this rank finished the call's data phase
+ *	RESULT	s->c	u64 seq, [gather: world_size * count bytes]
+ *	ABORT	c->s	text: this rank failed
+ *	ERROR	s->c	u32 errno, text: the job failed
+ *	BYE	c->s	leaving normally
+ */
+#define COLL_PROTO_VERSION	1
+#define COLL_HDR_LEN		8
+#define COLL_MAX_PAYLOAD	(64u << 20)
+#define COLL_GATHER_MAX		65536
+
+enum coll_msg_type {
+	COLL_MSG_HELLO = 1,
+	COLL_MSG_WELCOME,
+	COLL_MSG_READY,
+	COLL_MSG_GO,
+	COLL_MSG_CALL,
+	COLL_MSG_DONE,
+	COLL_MSG_RESULT,
+	COLL_MSG_ABORT,
+	COLL_MSG_ERROR,
+	COLL_MSG_BYE,
+};
+
+enum coll_call_kind {
+	COLL_CALL_RING = 1,
+	COLL_CALL_PS,
+	COLL_CALL_GATHER,
+};
+
+/* Data connection identification (sent unmarked by the connecting side). */
+#define COLL_DATA_MAGIC		0x494e4352u	/* "INCR" */
+#define COLL_DATA_HELLO_LEN	24
+#define COLL_DATA_ACK		0x06
+enum coll_link_kind {
+	COLL_LINK_RING = 1,	/* rank -> its ring successor */
+	COLL_LINK_PS,		/* worker -> rank 0 */
+};
+
+static inline void coll_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static inline void coll_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static inline void coll_put64(uint8_t *p, uint64_t v)
+{
+	coll_put32(p, v >> 32);
+	coll_put32(p + 4, (uint32_t)v);
+}
+
+static inline uint16_t coll_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t coll_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t coll_get64(const uint8_t *p)
+{
+	return (uint64_t)coll_get32(p) << 32 | coll_get32(p + 4);
+}
+
+/* A growable byte buffer: [off, len) is pending (unsent or unparsed). */
+struct coll_buf {
+	uint8_t *p;
+	size_t off, len, cap;
+};
+
+COLL_HIDDEN int incnn_coll_buf_reserve(struct coll_buf *b, size_t extra);
+COLL_HIDDEN int incnn_coll_buf_append(struct coll_buf *b, const void *d,
+				      size_t n);
+COLL_HIDDEN void incnn_coll_buf_consume(struct coll_buf *b, size_t n);
+COLL_HIDDEN void incnn_coll_buf_free(struct coll_buf *b);
+/* Append one store message. */
+COLL_HIDDEN int incnn_coll_msg_append(struct coll_buf *b, uint16_t type,
+				      const void *payload, size_t len);
+/*
+ * The next complete message in b[off..len): 1 (type, payload, plen set;
+ * consume COLL_HDR_LEN + plen afterwards), 0 (incomplete), -EPROTO.
+ */
+COLL_HIDDEN int incnn_coll_msg_peek(const struct coll_buf *b, uint16_t *type,
+				    const uint8_t **payload, uint32_t *plen);
+/* Read what is available: bytes read (> 0), 0 at EOF, -EAGAIN, -errno. */
+COLL_HIDDEN ssize_t incnn_coll_buf_read(int fd, struct coll_buf *b);
+/* Write what the socket takes: 0 (maybe partial), -errno. */
+COLL_HIDDEN int incnn_coll_buf_flush(int fd, struct coll_buf *b);
+
+/* Monotonic milliseconds. */
+static inline int64_t coll_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* poll() timeout until @deadline (>= 0). */
+static inline int coll_left_ms(int64_t deadline)
+{
+	int64_t left = deadline - coll_now_ms();
+
+	if (left < 0)
+		return 0;
+	return left > 1000000 ? 1000000 : (int)left;
+}
+
+/* --- rank 0's store thread (store.c) ------------------------------------ */
+struct coll_server;
+
+/*
+ * Serve the store on the listening socket @lfd (taken over) for
+ * @world_size ranks, who must all have joined within @init_timeout_ms
+ * (otherwise every rank is told which did not). Returns 0 or -errno.
+ */
+COLL_HIDDEN int incnn_coll_server_start(struct coll_server **srv, int lfd,
+					int world_size, int init_timeout_ms);
+/*
+ * Stop: keep serving until every registered rank has closed its
+ * connection (after a failed registration: also until ranks 0..W-1 of
+ * the smallest world size seen have been told), at most @drain_ms, then
+ * close everything and join the thread.
+ */
+COLL_HIDDEN void incnn_coll_server_stop(struct coll_server *srv, int drain_ms);
+
+/* --- codec emulation (rule.c) ------------------------------------------- */
+struct coll_q {
+	const struct incnn_codec *codec;	/* NULL: identity */
+	uint8_t param;
+	uint8_t *enc;
+	size_t enc_cap;
+	void *scratch;
+};
+
+/*
+ * The rule the module applies to DSCP @tos >> 2, as a lossy codec:
+ * *codec_id = 0 when there is none (no module, no rule, lossless rule).
+ * Returns 0, or -errno with a message (a reply that makes no sense, an
+ * unknown codec).
+ */
+COLL_HIDDEN int incnn_coll_rule_lookup(int tos, unsigned int *codec_id,
+				       unsigned int *param, char *msg,
+				       size_t msglen);
+/*
+ * The rule for @dscp in the attributes of an INCNN_CMD_GET_CONFIG reply
+ * (after the genl header): 1 with the codec and parameter, 0 when there
+ * is none, -EBADMSG for malformed attributes.
+ */
+COLL_HIDDEN int incnn_coll_rule_parse(const uint8_t *attrs, size_t len,
+				      int dscp, unsigned int *codec_id,
+				      unsigned int *param);
+/* Validate @codec_id/@param for emulation. 0 or -EINVAL. */
+COLL_HIDDEN int incnn_coll_codec_check(unsigned int codec_id,
+				       unsigned int param);
+COLL_HIDDEN int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
+				  unsigned int param);
+COLL_HIDDEN void incnn_coll_q_free(struct coll_q *q);
+/* x = decode(encode(x)) in place. 0 or -errno (never for valid input). */
+COLL_HIDDEN int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n);
+/* "ebq 2^-10", "trunc 16 bits", "identity" */
+COLL_HIDDEN void incnn_coll_codec_desc(unsigned int codec_id,
+				       unsigned int param, char *buf,
+				       size_t len);
+
+/* --- the communicator (comm.c, ops.c) ----------------------------------- */
+struct incnn_comm {
+	int rank, world;
+	int tos;
+	size_t chunk;		/* floats */
+	int timeout_ms, init_timeout_ms;
+	int sockbuf;
+	struct coll_q q;	/* the job's codec */
+	unsigned int codec_id, codec_param;
+
+	/* store client */
+	int store_fd;
+	struct coll_buf sin, sout;
+	uint64_t seq;		/* calls made */
+	bool got_result;
+	struct coll_buf result;	/* RESULT payload of call @seq */
+	bool got_welcome, got_go;
+	struct coll_buf welcome;
+	struct coll_server *server;	/* rank 0 */
+
+	/* data sockets, -1 when absent */
+	int listen_fd;
+	int ring_send_fd;	/* to (rank + 1) % world */
+	int ring_recv_fd;	/* from (rank - 1) % world */
+	int ps_fd;		/* worker: to rank 0 */
+	int *ps_fds;		/* rank 0: from worker w at [w] */
+
+	/* staging for received partial sums */
+	float *stage;
+	size_t stage_cap;	/* floats */
+
+	/* first error: 0 or -errno, and its message */
+	int err;
+	char errmsg[COLL_MSG_LEN];
+
+	/* fault injection (tests) */
+	enum incnn_coll_fault fault;
+	uint64_t fault_after;
+	int fault_stall_ms;
+	bool fault_fired;
+	bool send_shut;		/* FAULT_SHORT fired */
+};
+
+/*
+ * Record the first error (later ones are ignored) and abort: tell the
+ * store (unless @from_store), reset the data connections. Returns the
+ * (first) error.
+ */
+COLL_HIDDEN int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
+				const char *fmt, ...) COLL_PRINTF(4, 5);
+/* Send one store message, waiting up to timeout_ms for buffer space. */
+COLL_HIDDEN int incnn_coll_store_send(struct incnn_comm *c, uint16_t type,
+				      const void *payload, size_t len);
+/*
+ * Read and handle what the store sent: ERROR fails the communicator,
+ * RESULT of the current call sets got_result. 0 or the error.
+ */
+COLL_HIDDEN int incnn_coll_store_pump(struct incnn_comm *c);
+/* Close a socket so that the peer sees a reset. */
+COLL_HIDDEN void incnn_coll_close_rst(int *fd);
+
+#endif /* INCNN_COLL_H */

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * incnn collective: ring allreduce (INCEPTIONN's Algorithm 1) and a
+ * worker-aggregator baseline over TCP, for gradient sockets marked for
+ * the incnn kernel module.
+ *
+ * Rendezvous (torchrun convention): MASTER_ADDR, MASTER_PORT, RANK and
+ * WORLD_SIZE from the environment, or the same values in a
+ * struct incnn_comm_config. Rank 0 runs a small TCP store (a thread) on
+ * MASTER_ADDR:MASTER_PORT; every rank, rank 0 included, is a client of
+ * it. The store checks that all ranks agree on the world size and, for
+ * every collective call, on the operation and element count; a
+ * disagreement is an error on every rank, never a hang.
+ *
+ * Data transport: one TCP connection per ring neighbour (each rank sends
+ * to its successor and receives from its predecessor), and for the
+ * worker-aggregator baseline one connection between each worker and rank
+ * 0. The connecting side sends a 24-byte identification unmarked, waits
+ * for the acceptor's one-byte acknowledgement and for SIOCOUTQ == 0 (every
+ * byte acknowledged), and only then sets IP_TOS: a marked socket carries
+ * nothing but whole fp32 values, starting at the module's float-grid
+ * anchor. The store connections are never marked. Sockets are
+ * nonblocking and poll()-driven, so sending to the successor, receiving
+ * from the predecessor and summing received chunks overlap; a block is
+ * forwarded chunk by chunk as soon as it is reduced (chunk size tunable).
+ *
+ * Ring algorithm (incnn_allreduce), N ranks, rank r, n elements split
+ * into N blocks B[0..N-1] of n/N elements, the first n%N blocks one more:
+ *
+ *   reduce-scatter, step i = 0..N-2:
+ *	send B[(r - i) mod N] to r+1; receive into B[(r - i - 1) mod N] from
+ *	r-1 and set B[..] = Q(B[..] + received)
+ *   allgather, step i = 0..N-2:
+ *	send B[(r + 1 - i) mod N] to r+1; receive B[(r - i) mod N] from r-1
+ *
+ * so rank r owns block (r + 1) mod N after the reduce-scatter. Block b is
+ * summed along the ring starting at rank b, with a quantisation Q on every
+ * hop: v = Q(g_b[b]); v = Q(g_{b+1}[b] + v); ...; v = Q(g_{b+N-1}[b] + v)
+ * (the last Q by the owner, who keeps v and sends it round the ring).
+ *
+ * Q is decode(encode(x)) of the codec the wire applies ("codec
+ * emulation"), the identity without one. The sender quantises before
+ * sending, so it knows what the receiver gets; the module's lossy
+ * transform (same codec, same values) then changes nothing, because
+ * inceptionn, ebq and trunc are idempotent. Every rank therefore ends
+ * with bit-identical values, with or without the module on the path.
+ * With Q = identity the result is exactly the float sum in the order
+ * above. N = 1 returns the buffer unchanged.
+ *
+ * Error budget: with ebq at 2^-k, every element of the result differs from
+ * the exact sum of the inputs by at most N * 2^-k (N quantisations of
+ * 2^-k each) plus the fp32 rounding of the N - 1 additions (each at most
+ * half an ulp of the partial sum). inceptionn's real per-value bound is
+ * 2^-min(k, 7) (docs/codecs.md), so its budget is N * 2^-min(k, 7).
+ *
+ * Worker-aggregator baseline (incnn_allreduce_ps): every worker w != 0
+ * sends Q(g_w) to rank 0 over a marked connection (the up leg); rank 0
+ * computes ((g_0 + Q(g_1)) + Q(g_2)) + ... + Q(g_{N-1}) and sends the
+ * result back over unmarked connections (the down leg, exact). Error
+ * budget (N - 1) * 2^-k plus rounding.
+ *
+ * Which codec: INCNN_COLL_CODEC_AUTO asks the module over generic netlink
+ * (family "incnn", INCNN_CMD_GET_CONFIG) for the rule of DSCP tos >> 2:
+ * a lossy rule is emulated, a lossless one (lz4), no rule or no module
+ * means the identity. INCNN_COLL_CODEC_EMULATE names a codec and
+ * parameter explicitly (accuracy studies without the module);
+ * INCNN_COLL_CODEC_NONE reports the identity. The store combines the
+ * ranks' answers: all lossy ones must be the same codec and parameter
+ * (otherwise every rank fails), and that one is used by every rank.
+ *
+ * Failures: a peer that dies, closes its connection early (a short
+ * stream) or makes no progress for timeout_ms makes every rank's call
+ * return an error, within about timeout_ms; the store relays the first
+ * error to every rank, and a call only succeeds once every rank has
+ * completed it (so no rank reports success while another fails). After
+ * an error the communicator is unusable: every later call returns the
+ * same error; destroy it. incnn_comm_strerror() gives a one-line message.
+ *
+ * Threads: a communicator is used by one thread at a time; several
+ * communicators (in one process or not) are independent. The library has
+ * no global mutable state and never raises SIGPIPE (MSG_NOSIGNAL).
+ *
+ * IPv4 only (like the module). The data connections are identified
+ * in-band, so NAT between ranks is fine.
+ */
+#ifndef INCNN_COLLECTIVE_H
+#define INCNN_COLLECTIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct incnn_comm;
+
+enum incnn_coll_codec_mode {
+	INCNN_COLL_CODEC_AUTO,		/* the module's rule for our ToS */
+	INCNN_COLL_CODEC_NONE,		/* identity */
+	INCNN_COLL_CODEC_EMULATE,	/* codec_id/codec_param below */
+};
+
+/* Test hooks: make this rank misbehave once the data phase of a call has
+ * moved fault_after bytes (sent plus received). */
+enum incnn_coll_fault {
+	INCNN_COLL_FAULT_NONE,
+	INCNN_COLL_FAULT_CLOSE,	/* close every socket abruptly, as a crash */
+	INCNN_COLL_FAULT_STALL,	/* sleep fault_stall_ms without any I/O */
+	INCNN_COLL_FAULT_SHORT,	/* stop sending: shutdown(SHUT_WR) (FIN) */
+};
+
+#define INCNN_COLL_DEFAULT_TOS		0x28
+#define INCNN_COLL_DEFAULT_CHUNK	(256 * 1024)
+#define INCNN_COLL_DEFAULT_TIMEOUT_MS	30000
+#define INCNN_COLL_DEFAULT_INIT_TIMEOUT_MS 300000
+#define INCNN_COLL_DEFAULT_SOCKBUF	(4 * 1024 * 1024)
+#define INCNN_COLL_MAX_WORLD		4096
+
+/*
+ * Configuration. incnn_comm_config_init() leaves every field "unset";
+ * incnn_comm_create() fills an unset field from the environment, then
+ * from the default:
+ *
+ *	field		unset	environment		default
+ *	master_addr	NULL	MASTER_ADDR		(required)
+ *	master_port	-1	MASTER_PORT		(required, 1..65535)
+ *	rank		-1	RANK			(required)
+ *	world_size	-1	WORLD_SIZE		(required, 1..4096)
+ *	data_addr	NULL	INCNN_DATA_ADDR		local address of the
+ *							store connection
+ *	tos		-1	INCNN_TOS		0x28 (0 = unmarked)
+ *	chunk_bytes	0	INCNN_CHUNK		256 KiB
+ *	timeout_ms	0	INCNN_TIMEOUT_MS	30000
+ *	init_timeout_ms	0	INCNN_INIT_TIMEOUT_MS	300000
+ *	sockbuf		-1	INCNN_SOCKBUF		4 MiB (0: kernel
+ *							autotuning)
+ *	codec_mode	AUTO	INCNN_CODEC: "auto", "none" or "NAME:PARAM"
+ *			(e.g. "ebq:10", "trunc:16"), read only when
+ *			codec_mode is AUTO
+ *
+ * store_fd: rank 0 only; a listening TCP socket for the store (the
+ * communicator takes it over and closes it), instead of binding
+ * master_addr:master_port. Lets a launcher pick a free port first.
+ */
+struct incnn_comm_config {
+	const char *master_addr;
+	int master_port;
+	int rank;
+	int world_size;
+	int store_fd;
+	const char *data_addr;
+	int tos;
+	size_t chunk_bytes;
+	int timeout_ms;		/* no progress for this long: error */
+	int init_timeout_ms;	/* rendezvous and connection setup */
+	int sockbuf;		/* SO_SNDBUF and SO_RCVBUF */
+	enum incnn_coll_codec_mode codec_mode;
+	unsigned int codec_id;		/* enum incnn_codec_id (EMULATE) */
+	unsigned int codec_param;	/* k for 2^-k codecs, bits for trunc */
+	/* tests only */
+	enum incnn_coll_fault fault;
+	uint64_t fault_after;
+	int fault_stall_ms;
+};
+
+void incnn_comm_config_init(struct incnn_comm_config *cfg);
+
+/*
+ * Join the job: rendezvous through the store, agree on the world size and
+ * the codec, connect the data sockets. Blocks until every rank got there
+ * (or init_timeout_ms). Returns 0 and *comm, or a negative errno with a
+ * one-line message in @err (which may be NULL):
+ *	-EINVAL		bad configuration
+ *	-EPROTO		ranks disagree (world size, duplicate rank, codec)
+ *	-ETIMEDOUT	a rank did not show up in time
+ *	-ECONNABORTED	another rank failed (its message is relayed)
+ *	other		system errors
+ */
+int incnn_comm_create(struct incnn_comm **comm,
+		      const struct incnn_comm_config *cfg,
+		      char *err, size_t errlen);
+
+/*
+ * Leave the job and free everything (sockets, threads, memory). Rank 0
+ * keeps the store up until the other ranks have left it (at most
+ * timeout_ms). NULL is fine.
+ */
+void incnn_comm_destroy(struct incnn_comm *comm);
+
+int incnn_comm_rank(const struct incnn_comm *comm);
+int incnn_comm_size(const struct incnn_comm *comm);
+/* The codec every rank emulates (0 = identity) and its parameter. */
+void incnn_comm_codec(const struct incnn_comm *comm, unsigned int *codec_id,
+		      unsigned int *codec_param);
+/* The message of the first error, "" when there was none. */
+const char *incnn_comm_strerror(const struct incnn_comm *comm);
+
+/*
+ * In-place sum of @n floats over all ranks (ring, see above). Every rank
+ * must call it with the same @n. Returns 0 or a negative errno:
+ *	-EPROTO		ranks called different operations or counts
+ *	-ETIMEDOUT	no progress for timeout_ms
+ *	-ECONNRESET	a peer closed its connection (died, short stream)
+ *	-ECONNABORTED	another rank failed (its message is relayed)
+ *	-EINVAL		@n too large, NULL @buf with n > 0 (a collective
+ *			call: this too fails the job on every rank)
+ * On error @buf holds unspecified values.
+ */
+int incnn_allreduce(struct incnn_comm *comm, float *buf, size_t n);
+
+/* The same through rank 0 (worker-aggregator baseline, see above). */
+int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
+
+/*
+ * Control-plane helpers through the store (unmarked, small data):
+ * gather @len bytes from every rank into @out (world_size * len bytes, in
+ * rank order) on every rank; every rank must pass the same @len (at most
+ * 65536). A barrier is a gather of 0 bytes.
+ */
+int incnn_comm_allgather_meta(struct incnn_comm *comm, const void *in,
+			      size_t len, void *out);
+int incnn_comm_barrier(struct incnn_comm *comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INCNN_COLLECTIVE_H */

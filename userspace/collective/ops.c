@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The collective calls: ring allreduce, worker-aggregator allreduce and
+ * the store's small allgather. The data phases are single-threaded,
+ * nonblocking and poll()-driven: whatever can move moves, a received
+ * chunk is reduced (and quantised) as soon as it is complete and becomes
+ * sendable at once, and the kernel's socket buffers keep both directions
+ * busy while the CPU sums.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "coll.h"
+
+struct op_ctx {
+	struct incnn_comm *c;
+	int64_t last;		/* last data progress */
+	uint64_t moved;		/* bytes sent + received in this call */
+	uint64_t rx_total;	/* bytes this rank receives in this call */
+	uint64_t rx_done;
+};
+
+static size_t op_min(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+static bool op_again(int e)
+{
+	return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
+}
+
+/*
+ * A data connection failed. The failing peer has usually told the store
+ * why (or the store saw it die): give that message a moment to arrive,
+ * it says more than "connection reset".
+ */
+static int op_peer_error(struct op_ctx *o, int err, const char *fmt, ...)
+	COLL_PRINTF(3, 4);
+static int op_peer_error(struct op_ctx *o, int err, const char *fmt, ...)
+{
+	struct incnn_comm *c = o->c;
+	int64_t deadline = coll_now_ms() + 250;
+	char msg[COLL_MSG_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	while (c->store_fd >= 0 && !c->err) {
+		struct pollfd p = { .fd = c->store_fd, .events = POLLIN };
+		int left = coll_left_ms(deadline);
+
+		if (!left || poll(&p, 1, left) <= 0)
+			break;
+		incnn_coll_store_pump(c);
+	}
+	return incnn_coll_fail(c, err, false, "%s", msg);
+}
+
+static int op_send_error(struct op_ctx *o, int peer, int e)
+{
+	return op_peer_error(o, -ECONNRESET, "sending to rank %d: %s", peer,
+			     strerror(e));
+}
+
+static int op_recv_error(struct op_ctx *o, int peer, ssize_t k, int e)
+{
+	if (k == 0)
+		return op_peer_error(o, -ECONNRESET,
+				     "rank %d closed its connection after %llu of the %llu bytes this rank expected in this call (short stream, or the process died)",
+				     peer, (unsigned long long)o->rx_done,
+				     (unsigned long long)o->rx_total);
+	return op_peer_error(o, -ECONNRESET, "receiving from rank %d: %s",
+			     peer, strerror(e));
+}
+
+/* Fault injection (tests), once per communicator. */
+static int op_fault(struct op_ctx *o, int send_fd)
+{
+	struct incnn_comm *c = o->c;
+	struct timespec ts;
+
+	if (c->fault == INCNN_COLL_FAULT_NONE || c->fault_fired ||
+	    o->moved < c->fault_after)
+		return 0;
+	c->fault_fired = true;
+	switch (c->fault) {
+	case INCNN_COLL_FAULT_CLOSE:
+		/* as if the process had crashed: resets, no goodbye */
+		incnn_coll_close_rst(&c->store_fd);
+		return incnn_coll_fail(c, -ECONNABORTED, true,
+				       "fault injected: closed every connection");
+	case INCNN_COLL_FAULT_STALL:
+		ts.tv_sec = c->fault_stall_ms / 1000;
+		ts.tv_nsec = (long)(c->fault_stall_ms % 1000) * 1000000;
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		o->last = coll_now_ms();
+		return 0;
+	case INCNN_COLL_FAULT_SHORT:
+		if (send_fd >= 0)
+			shutdown(send_fd, SHUT_WR);
+		c->send_shut = true;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Nothing moved: wait for @n data fds (pfd[0..n-1]; pfd has room for one
+ * more) and the store, at most until timeout_ms after the last progress. @what describes what
+ * we wait for, for the timeout message.
+ */
+static int op_poll(struct op_ctx *o, struct pollfd *pfd, int n,
+		   const char *what)
+{
+	struct incnn_comm *c = o->c;
+	int left = coll_left_ms(o->last + c->timeout_ms), ret;
+
+	if (!left)
+		return incnn_coll_fail(c, -ETIMEDOUT, false,
+				       "timed out: no progress for %d ms %s",
+				       c->timeout_ms, what);
+	pfd[n] = (struct pollfd){ .fd = c->store_fd, .events = POLLIN };
+	ret = poll(pfd, (nfds_t)n + 1, left);
+	if (ret < 0 && errno != EINTR)
+		return incnn_coll_fail(c, -errno, false, "poll: %s",
+				       strerror(errno));
+	if (ret > 0 && pfd[n].revents)
+		return incnn_coll_store_pump(c);
+	return 0;
+}
+
+/*
+ * Start a call: check the communicator, tell the store what we call.
+ * Returns 1 to go on, 0 when there is nothing to do (one rank), or the
+ * error.
+ */
+static int op_begin(struct incnn_comm *c, uint32_t kind, uint64_t count,
+		    const void *data, size_t dlen)
+{
+	uint8_t *p;
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	if (c->world == 1)
+		return 0;
+	p = malloc(24 + dlen);
+	if (!p)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	c->seq++;
+	c->got_result = false;
+	coll_put64(p, c->seq);
+	coll_put32(p + 8, kind);
+	coll_put32(p + 12, 0);
+	coll_put64(p + 16, count);
+	if (dlen)
+		memcpy(p + 24, data, dlen);
+	ret = incnn_coll_store_send(c, COLL_MSG_CALL, p, 24 + dlen);
+	free(p);
+	return ret ? ret : 1;
+}
+
+/* The data phase is complete here: wait until it is everywhere. */
+static int op_finish(struct op_ctx *o, bool send_done)
+{
+	struct incnn_comm *c = o->c;
+	uint8_t seq[8];
+	char what[96];
+	int ret;
+
+	if (send_done) {
+		coll_put64(seq, c->seq);
+		ret = incnn_coll_store_send(c, COLL_MSG_DONE, seq, 8);
+		if (ret)
+			return ret;
+	}
+	snprintf(what, sizeof(what),
+		 "waiting for the other ranks to complete call #%llu",
+		 (unsigned long long)c->seq);
+	ret = incnn_coll_store_pump(c);
+	while (!ret && !c->got_result) {
+		struct pollfd pfd[1];
+
+		ret = op_poll(o, pfd, 0, what);
+	}
+	return ret;
+}
+
+static int op_check_args(struct incnn_comm *c, const float *buf, size_t n)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	if ((n && !buf) || n > (SIZE_MAX / 4) / 2)
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "invalid arguments: buf %p, n %zu",
+				       (const void *)buf, n);
+	return 0;
+}
+
+static int op_stage(struct incnn_comm *c, size_t floats)
+{
+	float *p;
+
+	if (floats <= c->stage_cap)
+		return 0;
+	p = realloc(c->stage, floats * sizeof(float));
+	if (!p)
+		return incnn_coll_fail(c, -ENOMEM, false,
+				       "out of memory (%zu staging floats)",
+				       floats);
+	c->stage = p;
+	c->stage_cap = floats;
+	return 0;
+}
+
+static int op_quantise(struct incnn_comm *c, float *x, size_t n)
+{
+	int ret = incnn_coll_q_apply(&c->q, x, n);
+
+	if (ret)
+		return incnn_coll_fail(c, ret, false,
+				       "codec emulation failed: %s",
+				       strerror(-ret));
+	return 0;
+}
+
+/* --- ring ------------------------------------------------------------- */
+
+struct op_ring {
+	int N, r;
+	size_t base, rem;
+};
+
+static size_t ring_off(const struct op_ring *g, int b)
+{
+	size_t ub = (size_t)b;
+
+	return ub * g->base + (ub < g->rem ? ub : g->rem);
+}
+
+static size_t ring_len(const struct op_ring *g, int b)
+{
+	return g->base + ((size_t)b < g->rem);
+}
+
+static int ring_mod(const struct op_ring *g, int x)
+{
+	return ((x % g->N) + g->N) % g->N;
+}
+
+/* Block sent in segment j (reduce-scatter j < N-1, then allgather). */
+static int ring_send_block(const struct op_ring *g, int j)
+{
+	return j < g->N - 1 ? ring_mod(g, g->r - j) :
+	       ring_mod(g, g->r + 1 - (j - (g->N - 1)));
+}
+
+/* Block received in segment j; ring_send_block(j + 1) == this. */
+static int ring_recv_block(const struct op_ring *g, int j)
+{
+	return j < g->N - 1 ? ring_mod(g, g->r - j - 1) :
+	       ring_mod(g, g->r - (j - (g->N - 1)));
+}
+
+static int op_ring(struct incnn_comm *c, float *buf, size_t n,
+		   struct op_ctx *o)
+{
+	struct op_ring g = { .N = c->world, .r = c->rank,
+			     .base = n / (size_t)c->world,
+			     .rem = n % (size_t)c->world };
+	const int nseg = 2 * (g.N - 1), succ = (g.r + 1) % g.N,
+		  pred = (g.r + g.N - 1) % g.N;
+	const size_t chunk = c->chunk, own_len = ring_len(&g, g.r),
+		     own_off = ring_off(&g, g.r);
+	const int sfd = c->ring_send_fd, rfd = c->ring_recv_fd;
+	size_t sbytes = 0, rbytes = 0, rdone = 0;
+	size_t q0 = c->q.codec ? 0 : own_len;
+	int ss = 0, rs = 0, j, ret;
+	char what[96];
+
+	ret = op_stage(c, g.base + (g.rem > 0));
+	if (ret)
+		return ret;
+	for (j = 0; j < nseg; j++)
+		o->rx_total += 4 * ring_len(&g, ring_recv_block(&g, j));
+
+	for (;;) {
+		bool progress = false, want_in = false, want_out = false;
+		struct pollfd pfd[3];
+		int np = 0;
+		ssize_t k;
+
+		while (ss < nseg && !ring_len(&g, ring_send_block(&g, ss)))
+			ss++;
+		while (rs < nseg && !ring_len(&g, ring_recv_block(&g, rs)))
+			rs++;
+		if (ss == nseg && rs == nseg)
+			break;
+
+		/* our own block goes out first: quantise it a chunk ahead */
+		if (q0 < own_len) {
+			size_t cnt = op_min(chunk, own_len - q0);
+
+			ret = op_quantise(c, buf + own_off + q0, cnt);
+			if (ret)
+				return ret;
+			q0 += cnt;
+			progress = true;
+		}
+
+		/* send what is ready: segment ss needs recv segment ss-1 */
+		if (ss < nseg && !c->send_shut) {
+			int b = ring_send_block(&g, ss);
+			size_t len = 4 * ring_len(&g, b), avail;
+
+			if (ss == 0)
+				avail = 4 * q0;
+			else if (rs > ss - 1)
+				avail = len;
+			else if (rs == ss - 1)
+				avail = 4 * rdone;
+			else
+				avail = 0;
+			if (avail > sbytes) {
+				k = send(sfd, (char *)(buf + ring_off(&g, b)) + sbytes,
+					 avail - sbytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+				if (k > 0) {
+					sbytes += (size_t)k;
+					o->moved += (uint64_t)k;
+					progress = true;
+					if (sbytes == len) {
+						ss++;
+						sbytes = 0;
+					}
+				} else if (k < 0 && op_again(errno)) {
+					want_out = true;
+				} else {
+					return op_send_error(o, succ, errno);
+				}
+			}
+		}
+
+		/* receive into the staging block (reduce-scatter) or in place */
+		if (rs < nseg) {
+			int b = ring_recv_block(&g, rs);
+			size_t lenf = ring_len(&g, b), len = 4 * lenf;
+			bool rsc = rs < g.N - 1;
+			float *dst = buf + ring_off(&g, b);
+
+			if (rbytes < len) {
+				char *to = rsc ? (char *)c->stage : (char *)dst;
+
+				k = recv(rfd, to + rbytes,
+					 op_min(len - rbytes, 4 * chunk),
+					 MSG_DONTWAIT);
+				if (k > 0) {
+					rbytes += (size_t)k;
+					o->moved += (uint64_t)k;
+					o->rx_done += (uint64_t)k;
+					progress = true;
+				} else if (k < 0 && op_again(errno)) {
+					want_in = true;
+				} else {
+					return op_recv_error(o, pred, k, errno);
+				}
+			}
+			if (rsc) {
+				/* reduce one complete chunk: B = Q(B + received) */
+				size_t got = rbytes / 4;
+
+				if (rdone < lenf &&
+				    (got - rdone >= chunk || got == lenf)) {
+					size_t cnt = op_min(chunk, got - rdone), i;
+					float *x = dst + rdone;
+					const float *y = c->stage + rdone;
+
+					for (i = 0; i < cnt; i++)
+						x[i] = x[i] + y[i];
+					ret = op_quantise(c, x, cnt);
+					if (ret)
+						return ret;
+					rdone += cnt;
+					progress = true;
+				}
+			} else {
+				rdone = rbytes / 4;
+			}
+			if (rbytes == len && rdone == lenf) {
+				rs++;
+				rbytes = rdone = 0;
+			}
+		}
+
+		if (progress) {
+			o->last = coll_now_ms();
+			ret = op_fault(o, sfd);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (want_out)
+			pfd[np++] = (struct pollfd){ .fd = sfd, .events = POLLOUT };
+		if (want_in)
+			pfd[np++] = (struct pollfd){ .fd = rfd, .events = POLLIN };
+		if (want_in)
+			snprintf(what, sizeof(what),
+				 "waiting for data from rank %d", pred);
+		else if (want_out)
+			snprintf(what, sizeof(what),
+				 "sending to rank %d (it stopped reading)", succ);
+		else
+			snprintf(what, sizeof(what), "in the ring");
+		ret = op_poll(o, pfd, np, what);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
+{
+	struct op_ctx o = { .c = c };
+	int ret = op_check_args(c, buf, n);
+
+	if (ret)
+		return ret;
+	ret = op_begin(c, COLL_CALL_RING, n, NULL, 0);
+	if (ret <= 0)
+		return ret;
+	o.last = coll_now_ms();
+	ret = op_ring(c, buf, n, &o);
+	if (ret)
+		return ret;
+	return op_finish(&o, true);
+}
+
+/* --- worker-aggregator ---------------------------------------------------- */
+
+/* A worker: send Q(g) up (marked), receive the sum down (unmarked). */
+static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
+			struct op_ctx *o)
+{
+	const size_t total = 4 * n, chunk = c->chunk;
+	const int fd = c->ps_fd;
+	size_t q = c->q.codec ? 0 : n, sb = 0, rb = 0;
+	int ret;
+
+	o->rx_total = total;
+	while (sb < total || rb < total) {
+		bool progress = false;
+		struct pollfd pfd[2];
+		short ev = 0;
+		ssize_t k;
+
+		if (q < n) {
+			size_t cnt = op_min(chunk, n - q);
+
+			ret = op_quantise(c, buf + q, cnt);
+			if (ret)
+				return ret;
+			q += cnt;
+			progress = true;
+		}
+		if (sb < 4 * q && !c->send_shut) {
+			k = send(fd, (char *)buf + sb, 4 * q - sb,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (k > 0) {
+				sb += (size_t)k;
+				o->moved += (uint64_t)k;
+				progress = true;
+			} else if (k < 0 && op_again(errno)) {
+				ev |= POLLOUT;
+			} else {
+				return op_send_error(o, 0, errno);
+			}
+		}
+		/* the sum of a byte comes back only after we sent it */
+		if (rb < total) {
+			k = recv(fd, (char *)buf + rb,
+				 op_min(total - rb, 4 * chunk), MSG_DONTWAIT);
+			if (k > 0) {
+				rb += (size_t)k;
+				o->moved += (uint64_t)k;
+				o->rx_done += (uint64_t)k;
+				progress = true;
+			} else if (k < 0 && op_again(errno)) {
+				ev |= POLLIN;
+			} else {
+				return op_recv_error(o, 0, k, errno);
+			}
+		}
+		if (progress) {
+			o->last = coll_now_ms();
+			ret = op_fault(o, fd);
+			if (ret)
+				return ret;
+			continue;
+		}
+		pfd[0] = (struct pollfd){ .fd = fd, .events = ev };
+		ret = op_poll(o, pfd, ev ? 1 : 0,
+			      ev & POLLIN ? "waiting for the sum from rank 0" :
+			      "sending to rank 0 (it stopped reading)");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Rank 0: receive every worker's stream into a ring of W floats each,
+ * add chunk by chunk in rank order (((g0 + q1) + q2) + ...) once every
+ * worker's chunk is in, send the sums back to everyone.
+ */
+static int op_ps_root(struct incnn_comm *c, float *buf, size_t n,
+		      struct op_ctx *o)
+{
+	const int N = c->world;
+	const size_t total = 4 * n, chunk = c->chunk;
+	size_t W = 4 * chunk, F = 0, *rb = NULL, *sb = NULL;
+	struct pollfd *pfd = NULL;
+	int ret = 0, w;
+	char what[96];
+
+	/* a multiple of the chunk, so that no chunk wraps; no more than n */
+	if (W > (n + chunk - 1) / chunk * chunk)
+		W = (n + chunk - 1) / chunk * chunk;
+	if (!W)
+		W = chunk;
+	ret = op_stage(c, W * (size_t)(N - 1));
+	if (ret)
+		return ret;
+	rb = calloc((size_t)N, sizeof(*rb));
+	sb = calloc((size_t)N, sizeof(*sb));
+	pfd = calloc((size_t)N + 1, sizeof(*pfd));
+	if (!rb || !sb || !pfd) {
+		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+		goto out;
+	}
+	o->rx_total = total * (uint64_t)(N - 1);
+
+	for (;;) {
+		bool progress = false, all_sent = true;
+		int np = 0, lag = -1;
+
+		for (w = 1; w < N; w++) {
+			float *ring = c->stage + W * (size_t)(w - 1);
+			size_t limit = 4 * op_min(n, F + W);
+			short ev = 0;
+			ssize_t k;
+
+			if (rb[w] < limit) {
+				size_t pos = rb[w] % (4 * W);
+				size_t len = op_min(limit - rb[w], 4 * W - pos);
+
+				k = recv(c->ps_fds[w], (char *)ring + pos, len,
+					 MSG_DONTWAIT);
+				if (k > 0) {
+					rb[w] += (size_t)k;
+					o->moved += (uint64_t)k;
+					o->rx_done += (uint64_t)k;
+					progress = true;
+				} else if (k < 0 && op_again(errno)) {
+					ev |= POLLIN;
+					if (lag < 0 || rb[w] < rb[lag])
+						lag = w;
+				} else {
+					ret = op_recv_error(o, w, k, errno);
+					goto out;
+				}
+			}
+			if (sb[w] < 4 * F) {
+				k = send(c->ps_fds[w], (char *)buf + sb[w],
+					 4 * F - sb[w], MSG_DONTWAIT | MSG_NOSIGNAL);
+				if (k > 0) {
+					sb[w] += (size_t)k;
+					o->moved += (uint64_t)k;
+					progress = true;
+				} else if (k < 0 && op_again(errno)) {
+					ev |= POLLOUT;
+				} else {
+					ret = op_send_error(o, w, errno);
+					goto out;
+				}
+			}
+			if (sb[w] < total)
+				all_sent = false;
+			if (ev)
+				pfd[np++] = (struct pollfd){ .fd = c->ps_fds[w],
+							     .events = ev };
+		}
+		if (F == n && all_sent)
+			break;
+
+		/* reduce the next chunk once every worker's copy is in */
+		if (F < n) {
+			size_t cnt = op_min(chunk, n - F), i;
+			bool ready = true;
+
+			for (w = 1; w < N && ready; w++)
+				ready = rb[w] >= 4 * (F + cnt);
+			if (ready) {
+				float *x = buf + F;
+
+				for (w = 1; w < N; w++) {
+					const float *y = c->stage +
+						W * (size_t)(w - 1) + F % W;
+
+					for (i = 0; i < cnt; i++)
+						x[i] = x[i] + y[i];
+				}
+				F += cnt;
+				progress = true;
+			}
+		}
+		if (progress) {
+			o->last = coll_now_ms();
+			ret = op_fault(o, -1);
+			if (ret)
+				goto out;
+			continue;
+		}
+		if (lag > 0)
+			snprintf(what, sizeof(what),
+				 "waiting for data from rank %d", lag);
+		else
+			snprintf(what, sizeof(what),
+				 "sending the sum to the workers");
+		ret = op_poll(o, pfd, np, what);
+		if (ret)
+			goto out;
+	}
+out:
+	free(rb);
+	free(sb);
+	free(pfd);
+	return ret;
+}
+
+int incnn_allreduce_ps(struct incnn_comm *c, float *buf, size_t n)
+{
+	struct op_ctx o = { .c = c };
+	int ret = op_check_args(c, buf, n);
+
+	if (ret)
+		return ret;
+	ret = op_begin(c, COLL_CALL_PS, n, NULL, 0);
+	if (ret <= 0)
+		return ret;
+	o.last = coll_now_ms();
+	if (c->rank == 0)
+		ret = op_ps_root(c, buf, n, &o);
+	else
+		ret = op_ps_worker(c, buf, n, &o);
+	if (ret)
+		return ret;
+	return op_finish(&o, true);
+}
+
+/* --- store-only calls ----------------------------------------------------- */
+
+int incnn_comm_allgather_meta(struct incnn_comm *c, const void *in,
+			      size_t len, void *out)
+{
+	struct op_ctx o = { .c = c };
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	if (len > COLL_GATHER_MAX || (len && (!in || !out)))
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "invalid arguments to incnn_comm_allgather_meta: len %zu",
+				       len);
+	ret = op_begin(c, COLL_CALL_GATHER, len, in, len);
+	if (ret < 0)
+		return ret;
+	if (ret == 0) {		/* one rank */
+		if (len)
+			memmove(out, in, len);
+		return 0;
+	}
+	o.last = coll_now_ms();
+	ret = op_finish(&o, false);
+	if (ret)
+		return ret;
+	if (c->result.len - c->result.off != len * (size_t)c->world)
+		return incnn_coll_fail(c, -EPROTO, false,
+				       "malformed gather result from the store");
+	if (len)
+		memcpy(out, c->result.p + c->result.off, len * (size_t)c->world);
+	return 0;
+}
+
+int incnn_comm_barrier(struct incnn_comm *c)
+{
+	return incnn_comm_allgather_meta(c, NULL, 0, NULL);
+}

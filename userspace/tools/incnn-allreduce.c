@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * incnn-allreduce: allreduce benchmark of the incnn collective library,
+ * in the manner of nccl-tests' all_reduce_perf.
+ *
+ *	incnn-allreduce -n 4 -b 4K -e 64M -f 2          4 local ranks
+ *	MASTER_ADDR=h0 MASTER_PORT=29500 RANK=r WORLD_SIZE=w incnn-allreduce ...
+ *
+ * For every size: every rank restores its input, passes a barrier, and
+ * times one allreduce; time is the mean over the timed iterations of the
+ * slowest rank's mean, algbw = bytes / time, busbw = algbw * 2(N-1)/N.
+ * After the last iteration every rank's result is hashed (FNV-1a) and the
+ * hashes gathered through the store: "identical" says whether all
+ * replicas are the same bit for bit. Rank 0 regenerates every rank's
+ * input (deterministic) and reports the largest error against the exact
+ * (float64) sum, and the error budget where the codec has one.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/incnn.h>
+#include <incnn/gen.h>
+#include "codec.h"
+#include "toolutil.h"
+#include "../collective/include/incnn/collective.h"
+
+#define PROG		"incnn-allreduce"
+#define MAX_LOCAL	64
+#define MAX_SIZES	64
+
+struct ar_opts {
+	int local;			/* -n: ranks to launch, 0: env */
+	uint64_t minb, maxb, factor;
+	unsigned int iters, warmup;
+	bool ps;
+	const char *codec_name;		/* NULL: auto */
+	const struct incnn_codec *codec;
+	bool have_bound, have_bits;
+	unsigned int param;
+	int tos;
+	size_t chunk;
+	int timeout_ms;
+	enum incnn_dist dist;
+	double scale;
+	uint64_t seed;
+	bool json, check;
+};
+
+struct ar_row {
+	uint64_t bytes;
+	double time_us, algbw, busbw, max_err, budget;
+	bool identical, within;
+};
+
+static int __printf(1, 2) usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return TU_EXIT_USAGE;
+}
+
+static int __printf(1, 2) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return TU_EXIT_RUNTIME;
+}
+
+static void usage(FILE *f)
+{
+	char names[64];
+
+	tu_codec_names(names, sizeof(names));
+	fprintf(f,
+"usage: " PROG " [-n RANKS] [-b MIN] [-e MAX] [-f FACTOR] [-i ITERS] [-w WARMUP]\n"
+"                       [--algo ring|ps] [--codec NAME|auto|none] [--bound 2^-K]\n"
+"                       [--bits B] [--tos TOS] [--chunk BYTES] [--timeout MS]\n"
+"                       [--dist D] [--scale X] [--seed S] [--check] [--json]\n"
+"\n"
+"Allreduce benchmark of the incnn collective library (sum of fp32 vectors).\n"
+"With -n, launch RANKS local ranks (processes on 127.0.0.1); without it, run\n"
+"as one rank of a job described by MASTER_ADDR, MASTER_PORT, RANK and\n"
+"WORLD_SIZE (rank 0 prints the results).\n"
+"\n"
+"  -n, --ranks N      local ranks to launch, 1..%d\n"
+"  -b, --minbytes S   smallest size in bytes (K, M, G suffixes; default 4K)\n"
+"  -e, --maxbytes S   largest size (default 64M)\n"
+"  -f, --stepfactor F multiply the size by F, at least 2 (default 2)\n"
+"  -i, --iters N      timed iterations per size (default 10)\n"
+"  -w, --warmup N     untimed iterations per size (default 2)\n"
+"  -a, --algo A       ring (INCEPTIONN's ring allreduce, default) or ps\n"
+"                     (workers -> aggregator rank 0 -> workers)\n"
+"  -c, --codec NAME   emulate NAME (%s) in userspace, as the\n"
+"                     module would apply it; auto (default): the module's\n"
+"                     rule for the ToS; none: no emulation\n"
+"      --bound 2^-K   error bound of inceptionn and ebq (default 2^-10)\n"
+"      --bits B       bits trunc keeps: 8, 16 or 24 (default 16)\n"
+"      --tos TOS      IP ToS of the data sockets (default 0x28, 0: unmarked)\n"
+"      --chunk S      pipeline chunk in bytes (default 256K)\n"
+"      --timeout MS   a rank making no progress for MS fails the job (30000)\n"
+"      --dist D       input data: laplace (default), normal, uniform,\n"
+"                     loguniform\n"
+"      --scale X      scale of the input data (default 1e-3)\n"
+"      --seed S       seed of the input data (default 1)\n"
+"      --check        exit 1 unless every result is bit-identical across\n"
+"                     ranks and within the error budget\n"
+"  -j, --json         one JSON object on stdout\n"
+"  -h, --help         this help\n",
+		MAX_LOCAL, names);
+}
+
+enum {
+	OPT_BOUND = 256,
+	OPT_BITS,
+	OPT_TOS,
+	OPT_CHUNK,
+	OPT_TIMEOUT,
+	OPT_DIST,
+	OPT_SCALE,
+	OPT_SEED,
+	OPT_CHECK,
+};
+
+static const struct option long_opts[] = {
+	{ "ranks", required_argument, NULL, 'n' },
+	{ "minbytes", required_argument, NULL, 'b' },
+	{ "maxbytes", required_argument, NULL, 'e' },
+	{ "stepfactor", required_argument, NULL, 'f' },
+	{ "iters", required_argument, NULL, 'i' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "algo", required_argument, NULL, 'a' },
+	{ "codec", required_argument, NULL, 'c' },
+	{ "bound", required_argument, NULL, OPT_BOUND },
+	{ "bits", required_argument, NULL, OPT_BITS },
+	{ "tos", required_argument, NULL, OPT_TOS },
+	{ "chunk", required_argument, NULL, OPT_CHUNK },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "dist", required_argument, NULL, OPT_DIST },
+	{ "scale", required_argument, NULL, OPT_SCALE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* an integer in [min, max], decimal or 0x hex, whole string */
+static int parse_int(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(struct ar_opts *o, int argc, char **argv)
+{
+	const char *bound = NULL, *bits = NULL;
+	uint64_t v;
+	long l;
+	int c, d;
+
+	memset(o, 0, sizeof(*o));
+	o->minb = 4096;
+	o->maxb = 64 << 20;
+	o->factor = 2;
+	o->iters = 10;
+	o->warmup = 2;
+	o->tos = INCNN_COLL_DEFAULT_TOS;
+	o->chunk = INCNN_COLL_DEFAULT_CHUNK;
+	o->timeout_ms = INCNN_COLL_DEFAULT_TIMEOUT_MS;
+	o->dist = INCNN_DIST_LAPLACE;
+	o->scale = 1e-3;
+	o->seed = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":n:b:e:f:i:w:a:c:jh", long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'n':
+			if (parse_int(optarg, 1, MAX_LOCAL, &l))
+				return usage_err("-n %s: must be 1..%d", optarg,
+						 MAX_LOCAL);
+			o->local = (int)l;
+			break;
+		case 'b':
+		case 'e':
+			if (tu_parse_u64(optarg, &v) || v > (1ull << 34))
+				return usage_err("-%c %s: must be a size in bytes up to 16G",
+						 c, optarg);
+			*(c == 'b' ? &o->minb : &o->maxb) = v;
+			break;
+		case 'f':
+			if (tu_parse_u64(optarg, &v) || v < 2 || v > 1024)
+				return usage_err("-f %s: must be 2..1024", optarg);
+			o->factor = v;
+			break;
+		case 'i':
+		case 'w':
+			if (parse_int(optarg, c == 'i' ? 1 : 0, 100000, &l))
+				return usage_err("-%c %s: must be %d..100000", c,
+						 optarg, c == 'i' ? 1 : 0);
+			*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
+			break;
+		case 'a':
+			if (!strcmp(optarg, "ring"))
+				o->ps = false;
+			else if (!strcmp(optarg, "ps"))
+				o->ps = true;
+			else
+				return usage_err("--algo %s: must be ring or ps",
+						 optarg);
+			break;
+		case 'c':
+			o->codec_name = optarg;
+			break;
+		case OPT_BOUND:
+			bound = optarg;
+			break;
+		case OPT_BITS:
+			bits = optarg;
+			break;
+		case OPT_TOS:
+			if (parse_int(optarg, 0, 255, &l))
+				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
+						 optarg);
+			o->tos = (int)l;
+			break;
+		case OPT_CHUNK:
+			if (tu_parse_u64(optarg, &v) || v < 4 || v > (1u << 30))
+				return usage_err("--chunk %s: must be 4..1G bytes",
+						 optarg);
+			o->chunk = v;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_int(optarg, 1, 86400000, &l))
+				return usage_err("--timeout %s: must be 1..86400000 ms",
+						 optarg);
+			o->timeout_ms = (int)l;
+			break;
+		case OPT_DIST:
+			d = incnn_dist_parse(optarg);
+			if (d < 0 || d == INCNN_DIST_BITS)
+				return usage_err("--dist %s: must be laplace, normal, uniform or loguniform",
+						 optarg);
+			o->dist = d;
+			break;
+		case OPT_SCALE:
+			if (tu_parse_double(optarg, &o->scale) ||
+			    !(o->scale > 0) || o->scale > 1e30)
+				return usage_err("--scale %s: must be a positive number",
+						 optarg);
+			break;
+		case OPT_SEED:
+			if (tu_parse_u64(optarg, &o->seed))
+				return usage_err("--seed %s: must be a non-negative integer",
+						 optarg);
+			break;
+		case OPT_CHECK:
+			o->check = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case ':':
+			return usage_err("option %s needs an argument",
+					 argv[optind - 1]);
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				return usage_err("unknown option -%c", optopt);
+			return usage_err("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_err("unexpected argument '%s'", argv[optind]);
+	if (o->minb / 4 > o->maxb / 4)
+		return usage_err("-b %llu is larger than -e %llu",
+				 (unsigned long long)o->minb,
+				 (unsigned long long)o->maxb);
+
+	if (o->codec_name && strcmp(o->codec_name, "auto") &&
+	    strcmp(o->codec_name, "none")) {
+		char names[64];
+
+		o->codec = incnn_codec_find(o->codec_name);
+		tu_codec_names(names, sizeof(names));
+		if (!o->codec)
+			return usage_err("--codec %s: unknown codec (%s, auto, none)",
+					 o->codec_name, names);
+		o->param = o->codec->default_param;
+	}
+	if (bound) {
+		unsigned int k;
+
+		if (!o->codec || !tu_codec_takes_bound(o->codec))
+			return usage_err("--bound needs --codec inceptionn or ebq");
+		if (tu_parse_bound(bound, &k))
+			return usage_err("--bound %s: must be 2^-K with K in %d..%d",
+					 bound, INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
+		o->param = k;
+	}
+	if (bits) {
+		if (!o->codec || !tu_codec_takes_bits(o->codec))
+			return usage_err("--bits needs --codec trunc");
+		if (parse_int(bits, 8, 24, &l) || o->codec->check_param((u8)l))
+			return usage_err("--bits %s: must be 8, 16 or 24", bits);
+		o->param = (unsigned int)l;
+	}
+	return 0;
+}
+
+/* --- one rank --------------------------------------------------------- */
+
+static uint64_t fnv1a(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static void gen_rank_input(const struct ar_opts *o, int rank, float *x,
+			   size_t n)
+{
+	struct incnn_rng rng;
+
+	incnn_rng_seed(&rng, o->seed * 0x9e3779b97f4a7c15ull + (uint64_t)rank);
+	incnn_gen_f32(&rng, o->dist, o->scale, x, n);
+}
+
+/* The error budget per element beyond fp32 rounding; < 0: none. */
+static double budget_of(const struct ar_opts *o, unsigned int codec,
+			unsigned int param, int N)
+{
+	int hops = o->ps ? N - 1 : N;
+
+	if (N == 1 || codec == 0)
+		return 0;
+	if (codec == INCNN_CODEC_EBQ)
+		return hops * ldexp(1, -(int)param);
+	if (codec == INCNN_CODEC_INCEPTIONN)
+		return hops * ldexp(1, -(int)(param < 7 ? param : 7));
+	return -1;
+}
+
+static const char *codec_label(unsigned int id, unsigned int param,
+			       char *buf, size_t len)
+{
+	const struct incnn_codec *c = incnn_codec_get(id);
+
+	if (!id || !c)
+		snprintf(buf, len, "none");
+	else if (tu_codec_takes_bits(c))
+		snprintf(buf, len, "%s %u bits", c->name, param);
+	else
+		snprintf(buf, len, "%s 2^-%u", c->name, param);
+	return buf;
+}
+
+static void print_header(const struct ar_opts *o, int N, unsigned int codec,
+			 unsigned int param)
+{
+	char label[48];
+
+	if (o->json) {
+		const struct incnn_codec *c = incnn_codec_get(codec);
+
+		printf("{\"ranks\":%d,\"launch\":", N);
+		tu_json_str(stdout, o->local ? "local" : "env");
+		printf(",\"algo\":");
+		tu_json_str(stdout, o->ps ? "ps" : "ring");
+		printf(",\"codec\":");
+		tu_json_str(stdout, codec && c ? c->name : "none");
+		printf(",\"param\":%u,\"tos\":%d,\"chunk\":%zu,\"iters\":%u,"
+		       "\"warmup\":%u,\"dist\":", codec ? param : 0, o->tos,
+		       o->chunk, o->iters, o->warmup);
+		tu_json_str(stdout, incnn_dist_name(o->dist));
+		printf(",\"scale\":");
+		tu_json_num(stdout, o->scale);
+		printf(",\"seed\":%llu,\"results\":[",
+		       (unsigned long long)o->seed);
+		return;
+	}
+	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, tos 0x%02x, chunk %zu B\n",
+	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
+	       o->ps ? "ps" : "ring", codec_label(codec, param, label, sizeof(label)),
+	       o->tos, o->chunk);
+	printf("# data %s scale %g seed %llu; %u timed iterations after %u warm-up\n#\n",
+	       incnn_dist_name(o->dist), o->scale, (unsigned long long)o->seed,
+	       o->iters, o->warmup);
+	printf("# %12s %11s %10s %12s %12s %11s %10s %9s\n", "size(B)", "count",
+	       "time(us)", "algbw(GB/s)", "busbw(GB/s)", "max_err", "budget",
+	       "identical");
+	fflush(stdout);
+}
+
+static void print_row(const struct ar_opts *o, const struct ar_row *r,
+		      bool first)
+{
+	if (o->json) {
+		printf("%s\n{\"bytes\":%llu,\"count\":%llu,\"time_us\":",
+		       first ? "" : ",", (unsigned long long)r->bytes,
+		       (unsigned long long)r->bytes / 4);
+		tu_json_num(stdout, r->time_us);
+		printf(",\"algbw_gbps\":");
+		tu_json_num(stdout, r->algbw);
+		printf(",\"busbw_gbps\":");
+		tu_json_num(stdout, r->busbw);
+		printf(",\"max_abs_err\":");
+		tu_json_num(stdout, r->max_err);
+		printf(",\"budget\":");
+		if (r->budget < 0)
+			printf("null");
+		else
+			tu_json_num(stdout, r->budget);
+		printf(",\"identical\":%s,\"within_budget\":%s}",
+		       r->identical ? "true" : "false",
+		       r->within ? "true" : "false");
+		return;
+	}
+	printf("  %12llu %11llu %10.1f %12.3f %12.3f %11.3e ",
+	       (unsigned long long)r->bytes, (unsigned long long)r->bytes / 4,
+	       r->time_us, r->algbw, r->busbw, r->max_err);
+	if (r->budget < 0)
+		printf("%10s", "-");
+	else
+		printf("%10.3e", r->budget);
+	printf(" %9s\n", r->identical ? (r->within ? "yes" : "yes/over") :
+	       "NO");
+	fflush(stdout);
+}
+
+/* per-rank figures gathered through the store */
+struct ar_meta {
+	uint64_t hash;
+	double seconds;		/* sum over the timed iterations */
+};
+
+static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
+{
+	struct incnn_comm *comm;
+	struct ar_meta *all = NULL, me;
+	char err[512];
+	float *in = NULL, *buf = NULL, *ab = NULL, *tmp = NULL;
+	double *exact = NULL;
+	uint64_t sizes[MAX_SIZES], n0, next;
+	size_t maxn, i;
+	unsigned int codec, param, it, ns = 0, k;
+	int ret, N, rank, status = 0, r;
+
+	ret = incnn_comm_create(&comm, cfg, err, sizeof(err));
+	if (ret)
+		return fail("%s", err);
+	N = incnn_comm_size(comm);
+	rank = incnn_comm_rank(comm);
+	incnn_comm_codec(comm, &codec, &param);
+
+	/* sizes in whole floats: MIN, MIN * F, ... up to MAX (0, then 4) */
+	for (n0 = o->minb / 4; ns < MAX_SIZES;) {
+		sizes[ns++] = 4 * n0;
+		next = n0 ? n0 * o->factor : 1;
+		if (next > o->maxb / 4)
+			break;
+		n0 = next;
+	}
+	maxn = sizes[ns - 1] / 4;
+	in = malloc(4 * maxn + 4);
+	buf = malloc(4 * maxn + 4);
+	all = calloc((size_t)N, sizeof(*all));
+	if (rank == 0) {
+		exact = calloc(maxn + 1, sizeof(*exact));
+		ab = calloc(maxn + 1, sizeof(*ab));
+		tmp = malloc(4 * maxn + 4);
+	}
+	if (!in || !buf || !all || (rank == 0 && (!exact || !ab || !tmp))) {
+		status = fail("out of memory for %zu floats", maxn);
+		goto out;
+	}
+	gen_rank_input(o, rank, in, maxn);
+	if (rank == 0) {
+		/* every rank's input, regenerated: the exact float64 sum */
+		for (r = 0; r < N; r++) {
+			gen_rank_input(o, r, tmp, maxn);
+			for (i = 0; i < maxn; i++) {
+				exact[i] += tmp[i];
+				ab[i] += fabs(tmp[i]);
+			}
+		}
+		print_header(o, N, codec, param);
+	}
+
+	for (k = 0; k < ns; k++) {
+		size_t n = sizes[k] / 4;
+		struct ar_row row = { .bytes = sizes[k] };
+		double secs = 0, worst = 0;
+
+		for (it = 0; it < o->warmup + o->iters; it++) {
+			double t0;
+
+			memcpy(buf, in, 4 * n);
+			ret = incnn_comm_barrier(comm);
+			if (ret)
+				break;
+			t0 = tu_now();
+			ret = o->ps ? incnn_allreduce_ps(comm, buf, n) :
+			      incnn_allreduce(comm, buf, n);
+			if (ret)
+				break;
+			if (it >= o->warmup)
+				secs += tu_now() - t0;
+		}
+		if (ret) {
+			status = fail("rank %d: allreduce of %llu bytes: %s",
+				      rank, (unsigned long long)sizes[k],
+				      incnn_comm_strerror(comm));
+			/* the library already made every rank fail */
+			break;
+		}
+		me.hash = fnv1a(buf, 4 * n);
+		me.seconds = secs;
+		ret = incnn_comm_allgather_meta(comm, &me, sizeof(me), all);
+		if (ret) {
+			status = fail("rank %d: %s", rank,
+				      incnn_comm_strerror(comm));
+			break;
+		}
+		if (rank != 0)
+			continue;
+
+		row.identical = true;
+		for (r = 0; r < N; r++) {
+			if (all[r].hash != all[0].hash)
+				row.identical = false;
+			if (all[r].seconds > worst)
+				worst = all[r].seconds;
+		}
+		row.time_us = worst / o->iters * 1e6;
+		row.algbw = row.time_us > 0 ? sizes[k] / row.time_us * 1e-3 : 0;
+		row.busbw = row.algbw * 2.0 * (N - 1) / N;
+		row.budget = budget_of(o, codec, param, N);
+		row.within = true;
+		row.max_err = 0;
+		for (i = 0; i < n; i++) {
+			double e = fabs(buf[i] - exact[i]);
+			/* fp32 rounding of the N - 1 additions on top */
+			double allowed = (row.budget > 0 ? row.budget : 0) +
+				N * 0x1p-23 * (ab[i] + (row.budget > 0 ? row.budget : 0));
+
+			if (!(e <= row.max_err))
+				row.max_err = e;
+			if (row.budget >= 0 && !(e <= allowed))
+				row.within = false;
+		}
+		print_row(o, &row, k == 0);
+		if (o->check && (!row.identical || !row.within))
+			status = TU_EXIT_RUNTIME;
+	}
+	if (rank == 0 && o->json)
+		printf("\n]}\n");
+	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
+		fail("--check: results differ between ranks or exceed the error budget");
+out:
+	free(in);
+	free(buf);
+	free(all);
+	free(exact);
+	free(ab);
+	free(tmp);
+	incnn_comm_destroy(comm);
+	return status;
+}
+
+static void base_config(const struct ar_opts *o, struct incnn_comm_config *cfg)
+{
+	incnn_comm_config_init(cfg);
+	cfg->tos = o->tos;
+	cfg->chunk_bytes = o->chunk;
+	cfg->timeout_ms = o->timeout_ms;
+	if (!o->codec_name || !strcmp(o->codec_name, "auto")) {
+		cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
+	} else if (!strcmp(o->codec_name, "none") || !o->codec->lossy) {
+		cfg->codec_mode = INCNN_COLL_CODEC_NONE;
+	} else {
+		cfg->codec_mode = INCNN_COLL_CODEC_EMULATE;
+		cfg->codec_id = o->codec->id;
+		cfg->codec_param = o->param;
+	}
+}
+
+/* -n: every rank a process on 127.0.0.1, rank 0's store on a free port */
+static int run_local(const struct ar_opts *o)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	pid_t pid[MAX_LOCAL];
+	int fd, r, status, worst = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fd, 4 * o->local + 16) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len))
+		return fail("cannot listen on 127.0.0.1: %s", strerror(errno));
+	fflush(stdout);
+	for (r = 0; r < o->local; r++) {
+		pid[r] = fork();
+		if (pid[r] < 0) {
+			worst = fail("fork: %s", strerror(errno));
+			while (r--)
+				kill(pid[r], SIGKILL);
+			close(fd);
+			return worst;
+		}
+		if (pid[r] == 0) {
+			struct incnn_comm_config cfg;
+
+			base_config(o, &cfg);
+			cfg.master_addr = "127.0.0.1";
+			cfg.master_port = ntohs(a.sin_port);
+			cfg.rank = r;
+			cfg.world_size = o->local;
+			if (r == 0) {
+				cfg.store_fd = fd;
+			} else {
+				close(fd);
+				/* rank 0 reports the job's error */
+				if (!freopen("/dev/null", "w", stderr))
+					_exit(TU_EXIT_RUNTIME);
+			}
+			/* exit(): flush stdout (and let LeakSanitizer look) */
+			exit(run_rank(o, &cfg));
+		}
+	}
+	close(fd);
+	for (r = 0; r < o->local; r++) {
+		if (waitpid(pid[r], &status, 0) < 0)
+			continue;
+		if (WIFSIGNALED(status)) {
+			fail("rank %d died of signal %d", r, WTERMSIG(status));
+			worst = TU_EXIT_RUNTIME;
+		} else if (WEXITSTATUS(status) && !worst) {
+			worst = WEXITSTATUS(status);
+		}
+	}
+	return worst;
+}
+
+int main(int argc, char **argv)
+{
+	struct incnn_comm_config cfg;
+	struct ar_opts o;
+	int ret = parse_args(&o, argc, argv);
+
+	if (ret)
+		return ret;
+	signal(SIGPIPE, SIG_IGN);
+	if (o.local)
+		return run_local(&o);
+	base_config(&o, &cfg);
+	return run_rank(&o, &cfg);
+}
+
+#ifndef INCNN_COLLECTIVE_LINKED
+/*
+ * Built by a Makefile that does not link the collective library (the
+ * top-level one before it takes userspace/collective over): build it in.
+ */
+#include "../collective/comm.c"
+#include "../collective/ops.c"
+#include "../collective/rule.c"
+#include "../collective/store.c"
+#endif
