@@ -2,12 +2,15 @@
 /*
  * The flow table: TCP connections whose handshake incnn saw, keyed by the
  * local -> peer tuple. Lookups are RCU; inserts and removals take the
- * table lock. A periodic worker expires idle and closed flows. The table
- * is bounded: when full, new flows are simply not tracked (passed raw).
+ * table lock. A periodic worker expires idle and closed flows whose local
+ * socket is gone. The table is bounded: when full, new flows are simply
+ * not tracked (passed raw) and not offered rx.
  */
 #include <linux/jhash.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <net/inet_hashtables.h>
+#include <net/tcp.h>
 
 #include "incnn.h"
 
@@ -65,6 +68,7 @@ struct incnn_flow *incnn_flow_get(struct incnn_net *in,
 	f->sport = sport;
 	f->dport = dport;
 	f->last = jiffies;
+	f->gc_next = jiffies;
 	hlist_add_head_rcu(&f->node,
 			   &t->buckets[flow_hash(saddr, daddr, sport, dport)]);
 	t->count++;
@@ -79,6 +83,31 @@ static void flow_del(struct incnn_flow_table *t, struct incnn_flow *f)
 	hlist_del_rcu(&f->node);
 	t->count--;
 	kfree_rcu(f, rcu);
+}
+
+/*
+ * Does a local TCP socket (not in TIME_WAIT) still own the flow's tuple?
+ * Such a flow must not expire however long it idles or however long ago
+ * a FIN went by (a half-closed connection still carries data the other
+ * way): the peer keeps its side of the flow for as long as its own
+ * socket lives, and a receiver that forgot a flow it offered rx to would
+ * hand the peer's frames to TCP undecoded.
+ */
+static bool flow_has_sock(struct net *net, const struct incnn_flow *f)
+{
+	struct sock *sk;
+	bool live;
+
+	rcu_read_lock();
+	/* 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo) */
+	sk = __inet_lookup_established(net, &tcp_hashinfo, f->daddr, f->dport,
+				       f->saddr, ntohs(f->sport), 0, 0);
+	rcu_read_unlock();
+	if (!sk)
+		return false;
+	live = sk->sk_state != TCP_TIME_WAIT;
+	sock_gen_put(sk);
+	return live;
 }
 
 static void incnn_flows_gc(struct work_struct *work)
@@ -105,10 +134,16 @@ static void incnn_flows_gc(struct work_struct *work)
 					      INCNN_FLOW_F_CLOSING ?
 					      close : idle;
 
-			if (time_after(jiffies, READ_ONCE(f->last) + limit)) {
-				flow_del(t, f);
-				expired++;
+			if (!time_after(jiffies, READ_ONCE(f->last) + limit) ||
+			    time_before(jiffies, f->gc_next))
+				continue;
+			if (flow_has_sock(in->net, f)) {
+				/* look again after another timeout */
+				f->gc_next = jiffies + limit;
+				continue;
 			}
+			flow_del(t, f);
+			expired++;
 		}
 	}
 	spin_unlock_bh(&t->lock);
@@ -156,7 +191,7 @@ int incnn_flows_init(struct incnn_net *in)
 void incnn_flows_exit(struct incnn_net *in)
 {
 	cancel_delayed_work_sync(&in->flows->gc);
-	/* the hooks are gone (synchronize_net): no reader is left */
+	/* the hooks are unregistered and have finished: no reader is left */
 	incnn_flows_flush(in);
 	kvfree(in->flows);
 	in->flows = NULL;

@@ -75,6 +75,7 @@ struct incnn_flow {
 	u8 dscp;		/* DSCP the flow was anchored with */
 	struct incnn_rule rule;	/* codec pinned at the anchor */
 	unsigned long last;	/* jiffies of the last segment */
+	unsigned long gc_next;	/* GC: kept for its socket until then */
 	u64 bytes_orig;
 	u64 bytes_wire;
 };
@@ -130,7 +131,8 @@ void incnn_stats_sum(struct incnn_net *in, struct incnn_pcpu_stats *sum);
 void incnn_stats_reset(struct incnn_net *in);
 
 /* per-CPU scratch for encoding and decoding (softirq-safe with BH off) */
-#define INCNN_SCRATCH_BUF	(65536 + 64)
+/* a 64 KiB payload encoded by any codec: 4 bytes + 2 bits per value */
+#define INCNN_SCRATCH_BUF	(65536 / 4 * 5 + 64)
 struct incnn_scratch {
 	u8 buf[INCNN_SCRATCH_BUF];
 	u8 codec[INCNN_CODEC_SCRATCH] __aligned(8);

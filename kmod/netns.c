@@ -86,12 +86,23 @@ err_cfg:
 	return err;
 }
 
+/*
+ * nf_unregister_net_hooks() does not wait for hook invocations in flight
+ * (the old entries are freed by RCU): unregister in pre_exit, so that
+ * the synchronize_rcu() the netns core runs between ->pre_exit and
+ * ->exit (netns cleanup and unregister_pernet_subsys() alike) lets every
+ * running hook finish before ->exit frees what they use.
+ */
+static void __net_exit incnn_net_pre_exit(struct net *net)
+{
+	nf_unregister_net_hooks(net, incnn_nf_ops, ARRAY_SIZE(incnn_nf_ops));
+}
+
 static void __net_exit incnn_net_exit(struct net *net)
 {
 	struct incnn_net *in = incnn_pernet(net);
 
-	/* waits for hooks in flight (synchronize_net) */
-	nf_unregister_net_hooks(net, incnn_nf_ops, ARRAY_SIZE(incnn_nf_ops));
+	/* no hook runs any more: see incnn_net_pre_exit() */
 	incnn_flows_exit(in);
 	free_percpu(in->stats);
 	kfree(rcu_dereference_protected(in->cfg, true));
@@ -99,6 +110,7 @@ static void __net_exit incnn_net_exit(struct net *net)
 
 static struct pernet_operations incnn_net_ops = {
 	.init = incnn_net_init,
+	.pre_exit = incnn_net_pre_exit,
 	.exit = incnn_net_exit,
 	.id = &incnn_net_id,
 	.size = sizeof(struct incnn_net),

@@ -12,6 +12,8 @@
 #include <net/dsfield.h>
 #include <net/inet_ecn.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/inet_hashtables.h>
+#include <net/tcp.h>
 
 #include "incnn.h"
 #include "codec/frame.h"
@@ -31,16 +33,47 @@ static bool rx_csum_ok(struct sk_buff *skb, unsigned int hook)
 			       IPPROTO_TCP);
 }
 
-/* The peer's SYN or SYN-ACK to a local address: note and strip its offer. */
-static void rx_syn(struct incnn_net *in, const struct incnn_config *cfg,
-		   struct sk_buff *skb, unsigned int hook)
+/*
+ * Is there a local TCP socket for this segment: a listener for a SYN, the
+ * connecting socket for a SYN-ACK? A local destination address is not
+ * enough: this hook runs before conntrack, so the replies of a
+ * masqueraded connection still carry this host's address although they
+ * will be de-NATed and forwarded.
+ */
+static bool rx_local_sk(struct net *net, const struct sk_buff *skb,
+			const struct nf_hook_state *state)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
+	struct sock *sk;
+
+	if (inet_addr_type(net, iph->daddr) != RTN_LOCAL)
+		return false;
+	/*
+	 * 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo).
+	 * No skb: a reuseport BPF program would expect skb->data at the
+	 * TCP header; without one the listener is chosen by hash.
+	 */
+	sk = inet_lookup(net, &tcp_hashinfo, NULL, 0, iph->saddr, th->source,
+			 iph->daddr, th->dest,
+			 state->in ? state->in->ifindex : 0);
+	if (!sk)
+		return false;
+	sock_gen_put(sk);
+	return true;
+}
+
+/* The peer's SYN or SYN-ACK to a local socket: note and strip its offer. */
+static void rx_syn(struct incnn_net *in, const struct incnn_config *cfg,
+		   struct sk_buff *skb, const struct nf_hook_state *state)
+{
+	unsigned int hook = state->hook;
+	const struct iphdr *iph;
+	const struct tcphdr *th;
 	struct incnn_flow *f;
 	bool offered;
 
-	if (inet_addr_type(in->net, iph->daddr) != RTN_LOCAL)
+	if (!rx_local_sk(in->net, skb, state))
 		return;
 	if (!rx_csum_ok(skb, hook) || skb_ensure_writable(skb, skb->len))
 		return;	/* TCP drops it */
@@ -74,7 +107,7 @@ static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
 {
 	struct incnn_scratch *s = incnn_scratch_get();
 	struct incnn_frame_info fi;
-	unsigned int hlen, plen, grow;
+	unsigned int hlen, plen, grow, cap;
 	struct iphdr *iph;
 	int err;
 
@@ -88,9 +121,16 @@ static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
 	}
 	hlen = skb_transport_offset(skb) + tcp_hdr(skb)->doff * 4;
 	plen = skb->len - hlen;
+	/*
+	 * The restored segment must still fit in an IPv4 datagram: a frame
+	 * whose orig_len does not is a LENGTH error ("larger than the
+	 * receiver can hold"), not a 16-bit tot_len that wraps around.
+	 */
+	cap = IP_MAX_MTU - (hlen - skb_network_offset(skb));
+	if (cap > sizeof(s->buf))
+		cap = sizeof(s->buf);
 
-	err = incnn_frame_decode(skb->data + hlen, plen, s->buf,
-				 sizeof(s->buf), &fi);
+	err = incnn_frame_decode(skb->data + hlen, plen, s->buf, cap, &fi);
 	if (err) {
 		incnn_stat_inc(in, rx_drop_stat[err]);
 		return false;
@@ -141,7 +181,7 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	cfg = rcu_dereference(in->cfg);
 
 	if (th->syn) {
-		rx_syn(in, cfg, skb, state->hook);
+		rx_syn(in, cfg, skb, state);
 		return NF_ACCEPT;
 	}
 	f = incnn_flow_lookup(in, iph->daddr, iph->saddr, th->dest,

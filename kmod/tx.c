@@ -26,10 +26,11 @@ static void tx_syn(struct incnn_net *in, const struct incnn_config *cfg,
 
 	f = incnn_flow_get(in, cfg, iph->saddr, iph->daddr, th->source,
 			   th->dest);
-	if (cfg->rx && !skb_ensure_writable(skb, skb->len))
-		offered = incnn_tcpopt_add(skb);
+	/* offer rx only for a flow we can decode: one in the table */
 	if (!f)
 		return;
+	if (cfg->rx && !skb_ensure_writable(skb, skb->len))
+		offered = incnn_tcpopt_add(skb);
 	th = tcp_hdr(skb);
 	spin_lock(&f->lock);
 	if (!th->ack || f->isn != ntohl(th->seq))
@@ -273,6 +274,8 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph) ||
 	    !pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(*th)))
 		return NF_ACCEPT;
+	/* pskb_may_pull() may have moved the headers */
+	iph = ip_hdr(skb);
 	th = tcp_hdr(skb);
 	hlen = skb_transport_offset(skb) + th->doff * 4;
 	cfg = rcu_dereference(in->cfg);
@@ -312,13 +315,28 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	return NF_ACCEPT;
 }
 
-/* Locally generated IPv4 TCP only; per-CPU scratch needs BH off. */
+/*
+ * Locally generated segments of a TCP socket: a full TCP socket, or a
+ * request socket (SYN-ACK). Forwarded packets have no socket, and what a
+ * raw or packet socket builds is not ours to learn from or to rewrite,
+ * even if it looks like a segment of a tracked flow.
+ */
+static bool tx_tcp_sk(const struct sock *sk)
+{
+	if (!sk)
+		return false;
+	if (!sk_fullsock(sk))
+		return sk->sk_state == TCP_NEW_SYN_RECV;
+	return sk->sk_type == SOCK_STREAM && sk->sk_protocol == IPPROTO_TCP;
+}
+
+/* Per-CPU scratch needs BH off. */
 unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state)
 {
 	unsigned int ret;
 
-	if (!skb->sk)
+	if (!tx_tcp_sk(skb->sk))
 		return NF_ACCEPT;
 	local_bh_disable();
 	ret = tx_hook(priv, skb, state);

@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# malformed.sh - crafted frames injected with a raw socket (incnn_inject)
+# into an established flow that the receiver offered rx to, with the
+# flow's own addresses, ports and next sequence number and the wire ToS:
+# short, bad version/flags, unknown codec, bad parameter, inconsistent
+# lengths, bad bodies, random frames and payloads, and a valid frame with
+# a bad TCP checksum. Every one is dropped and counted under the drop
+# reason the userspace decoder gives it; a valid frame with an old
+# sequence number is decoded (rx_frames) and then ignored by TCP. The
+# stream around the injection arrives exactly as predicted, and the
+# sender's flow is not disturbed by the raw packets it sent.
+
+. "$(dirname "$0")/lib.sh"
+
+ktap_header "malformed frames"
+load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
+setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
+
+gen_floats "$TMP/f.bin" 100000 71 1e-1
+predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
+incctl "$NS_A" stats reset
+incctl "$NS_B" stats reset
+
+next_port
+timeout 60 nsenter --net="/run/netns/$NS_B" \
+	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/inj.out" &
+rpid=$!
+wait_listen "$NS_B" "$PORT" || fail "receiver listens"
+timeout 60 nsenter --net="/run/netns/$NS_A" \
+	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" "$TMP/f.bin" \
+	>"$TMP/expect" 2>"$TMP/inject.err"
+irc=$?
+wait $rpid
+rrc=$?
+if [ $irc = 0 ] && [ $rrc = 0 ]; then
+	ok "injection on an established flow: $(sed -n 's/^injected //p' "$TMP/expect") segments"
+else
+	fail "injection on an established flow" "injector $irc receiver $rrc" \
+		"$(cat "$TMP/inject.err")"
+fi
+if st=$(same "$TMP/want" "$TMP/inj.out"); then
+	ok "stream around the injection: bytes as predicted"
+else
+	fail "stream around the injection: bytes as predicted" "$st"
+fi
+
+sb=$(kstats "$NS_B")
+sa=$(kstats "$NS_A")
+real_frames=$(jnum "$sa" tx_framed)
+while read -r name want; do
+	case $name in
+	rx_*) ;;
+	*) continue ;;
+	esac
+	got=$(jnum "$sb" "$name")
+	# rx_frames also counts the stream's real frames
+	[ "$name" = rx_frames ] && want=$((want + real_frames))
+	if [ "$got" = "$want" ]; then
+		ok "$name: $got"
+	else
+		fail "$name: $got (want $want)"
+	fi
+done <"$TMP/expect"
+nomem=$(jnum "$sb" rx_drop_nomem)
+if [ "$nomem" = 0 ]; then
+	ok "rx_drop_nomem: 0"
+else
+	fail "rx_drop_nomem: $nomem (want 0)"
+fi
+
+# the raw socket's packets are not the TCP socket's: the sender's flow
+# must not have learned from them (no toggle, everything framed)
+tog=$(jnum "$sa" tx_raw_mark_toggled)
+raw=$(( $(jnum "$sa" tx_segs) - real_frames ))
+if [ "$tog" = 0 ] && [ "$raw" = 0 ]; then
+	ok "sender: raw-socket packets ignored (tx_raw_mark_toggled 0, every segment framed)"
+else
+	fail "sender: raw-socket packets ignored" \
+		"tx_raw_mark_toggled $tog, $raw marked segments not framed"
+fi
+
+ktap_finish
