@@ -124,29 +124,9 @@ struct bench {
 typedef int (*pass_fn)(struct bench *b, const struct algo *a,
 		       struct buf *x);
 
-static int __printf(1, 2) usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return TU_EXIT_USAGE;
-}
-
-static int __printf(1, 2) fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return TU_EXIT_RUNTIME;
-}
+/* one-line errors: "PROG: message", with the exit status to return */
+#define usage_err(...)	tu_error(PROG, TU_EXIT_USAGE, __VA_ARGS__)
+#define fail(...)	tu_error(PROG, TU_EXIT_RUNTIME, __VA_ARGS__)
 
 static void usage(FILE *f)
 {

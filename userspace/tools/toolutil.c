@@ -3,6 +3,8 @@
  * Helpers shared by the incnn command-line tools.
  */
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -374,4 +376,16 @@ void *tu_scratch_alloc(void)
 	size_t sz = (INCNN_CODEC_SCRATCH + 63) / 64 * 64;
 
 	return aligned_alloc(64, sz);
+}
+
+int tu_error(const char *prog, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return status;
 }

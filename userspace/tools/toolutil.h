@@ -31,6 +31,10 @@
  * suffix K, M or G (x1024, x1024^2, x1024^3). The whole string must be
  * consumed. Returns 0, -EINVAL (syntax) or -ERANGE (overflow).
  */
+/* Print "PROG: message" on stderr; returns @status. */
+int tu_error(const char *prog, int status, const char *fmt, ...)
+	__printf(3, 4);
+
 int tu_parse_u64(const char *s, uint64_t *out);
 
 /* Parse a finite floating-point number (whole string). 0 or -EINVAL. */
