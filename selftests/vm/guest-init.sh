@@ -89,9 +89,29 @@ mount -t bpf bpf $R/sys/fs/bpf 2>/dev/null
 for d in /run /tmp /var/tmp; do
 	[ -d "$R$d" ] || die "$d missing in the host root"
 done
+# Paths vm.sh asks to keep (the repo, the build dir) that lie below a
+# tmpfs mount point: hold them with a bind mount, put them back after.
+n=0
+if [ -r /ctl/keep ]; then
+	while IFS= read -r p; do
+		case "$p" in /tmp/* | /var/tmp/* | /run/*) ;; *) continue ;; esac
+		[ -d "$R$p" ] || continue
+		n=$((n + 1))
+		mkdir -p /keep/$n
+		mount -o bind "$R$p" /keep/$n || die "cannot hold $p"
+		echo "$p" >/keep/$n.path
+	done </ctl/keep
+fi
 mount -t tmpfs -o mode=0755 tmpfs $R/run || die "mount /run"
 mount -t tmpfs -o mode=1777 tmpfs $R/tmp || die "mount /tmp"
 mount -t tmpfs -o mode=1777 tmpfs $R/var/tmp || die "mount /var/tmp"
+i=1
+while [ "$i" -le "$n" ]; do
+	read -r p </keep/$i.path
+	mkdir -p "$R$p"
+	mount -o bind /keep/$i "$R$p" || die "cannot restore $p"
+	i=$((i + 1))
+done
 # /var/run and /var/lock are symlinks into /run on Debian
 mkdir -p $R/run/netns $R/run/lock $R/run/user $R/run/incnn-vm $R/tmp/out
 chmod 1777 $R/run/lock

@@ -273,6 +273,9 @@ CTL=$(mktemp -d "$VMDIR/ctl.XXXXXX")
 trap 'rm -rf "$CTL"' EXIT
 NONCE=$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')
 echo "$NONCE" >"$CTL/nonce"
+# Host paths the guest must still see under its tmpfs mounts (/tmp,
+# /var/tmp, /run): a checkout in /tmp, a build dir there.
+printf '%s\n' "$REPO" "$BUILD" >"$CTL/keep"
 
 shq() { # single-quote for POSIX sh
 	printf "'%s'" "${1//\'/\'\\\'\'}"
