@@ -958,13 +958,9 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			b->json = true;
 			break;
 		case ':':
-			return usage_err("option %s needs an argument",
-					 argv[optind - 1]);
 		case '?':
 		default:
-			if (optopt && optopt < 256)
-				return usage_err("unknown option -%c", optopt);
-			return usage_err("unknown option %s", argv[optind - 1]);
+			return tu_getopt_error(PROG, c, argv);
 		}
 	}
 	if (optind < argc)

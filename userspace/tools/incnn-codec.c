@@ -354,15 +354,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			exit(0);
 		case ':':
-			if (optopt && optopt < 256)
-				return usage_err("option -%c needs an argument",
-						 optopt);
-			return usage_err("option %s needs an argument",
-					 argv[optind]);
 		case '?':
-			if (optopt)
-				return usage_err("unknown option -%c", optopt);
-			return usage_err("unknown option %s", argv[optind]);
+			return tu_getopt_error(PROG, c, argv + 1);
 		default:
 			r = parse_option(c, optarg, o);
 			if (r)

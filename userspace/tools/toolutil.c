@@ -3,6 +3,7 @@
  * Helpers shared by the incnn command-line tools.
  */
 #include <ctype.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <errno.h>
@@ -388,4 +389,17 @@ int tu_error(const char *prog, int status, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return status;
+}
+
+int tu_getopt_error(const char *prog, int c, char *const *argv)
+{
+	/* the word the user typed, or the unknown short option letter */
+	if (c == ':')
+		return tu_error(prog, TU_EXIT_USAGE, "option %s needs an argument",
+				argv[optind - 1]);
+	if (optopt && optopt < 256)
+		return tu_error(prog, TU_EXIT_USAGE, "unknown option -%c",
+				optopt);
+	return tu_error(prog, TU_EXIT_USAGE, "unknown option %s",
+			argv[optind - 1]);
 }

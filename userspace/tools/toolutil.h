@@ -35,6 +35,12 @@
 int tu_error(const char *prog, int status, const char *fmt, ...)
 	__printf(3, 4);
 
+/*
+ * The usage error for getopt_long()'s ':' (missing argument) or '?'
+ * (unknown option) result @c; @argv is the vector getopt worked on.
+ */
+int tu_getopt_error(const char *prog, int c, char *const *argv);
+
 int tu_parse_u64(const char *s, uint64_t *out);
 
 /* Parse a finite floating-point number (whole string). 0 or -EINVAL. */
