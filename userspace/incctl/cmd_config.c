@@ -98,7 +98,7 @@ static int cmp_rule(const void *a, const void *b)
 	return (int)x->dscp - (int)y->dscp;
 }
 
-int config_fetch(struct incctl *c, struct config *cfg)
+static int config_fetch(struct incctl *c, struct config *cfg)
 {
 	struct nlmsghdr *nlh;
 	int rc;
@@ -180,14 +180,11 @@ static void show_text(const struct incctl *c, const struct config *cfg)
 	}
 }
 
-int cmd_show(struct incctl *c, int argc, char **argv)
+int config_load(struct incctl *c, struct config **cfgp)
 {
 	struct config *cfg;
 	int rc;
 
-	rc = arg_end("show", argc, argv, 0);
-	if (rc)
-		return rc;
 	rc = incctl_connect(c);
 	if (rc)
 		return rc;
@@ -195,15 +192,31 @@ int cmd_show(struct incctl *c, int argc, char **argv)
 	if (!cfg)
 		return incctl_fail(c, -ENOMEM);
 	rc = config_fetch(c, cfg);
-	if (!rc) {
-		incctl_load_codec_names(c);
-		if (c->json)
-			show_json(c, cfg);
-		else
-			show_text(c, cfg);
+	if (rc) {
+		free(cfg);
+		return rc;
 	}
+	incctl_load_codec_names(c);
+	*cfgp = cfg;
+	return 0;
+}
+
+int cmd_show(struct incctl *c, int argc, char **argv)
+{
+	struct config *cfg;
+	int rc;
+
+	rc = arg_end("show", argc, argv, 0);
+	if (!rc)
+		rc = config_load(c, &cfg);
+	if (rc)
+		return rc;
+	if (c->json)
+		show_json(c, cfg);
+	else
+		show_text(c, cfg);
 	free(cfg);
-	return rc;
+	return 0;
 }
 
 /* incctl set KEY VALUE [KEY VALUE]... */

@@ -194,18 +194,10 @@ static int rule_list(struct incctl *c, int argc, char **argv)
 	int rc;
 
 	rc = arg_end("rule list", argc, argv, 0);
+	if (!rc)
+		rc = config_load(c, &cfg);
 	if (rc)
 		return rc;
-	rc = incctl_connect(c);
-	if (rc)
-		return rc;
-	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg)
-		return incctl_fail(c, -ENOMEM);
-	rc = config_fetch(c, cfg);
-	if (rc)
-		goto out;
-	incctl_load_codec_names(c);
 	if (c->json) {
 		json_init(&j, stdout, c->pretty);
 		json_arr_open(&j, NULL);
@@ -217,9 +209,8 @@ static int rule_list(struct incctl *c, int argc, char **argv)
 		for (size_t i = 0; i < cfg->nrules; i++)
 			rule_print_text(c, stdout, &cfg->rules[i]);
 	}
-out:
 	free(cfg);
-	return rc;
+	return 0;
 }
 
 int cmd_rule(struct incctl *c, int argc, char **argv)

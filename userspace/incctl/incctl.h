@@ -92,7 +92,9 @@ struct config {
 	struct rule rules[CONFIG_MAX_RULES];	/* sorted by DSCP */
 };
 
-int config_fetch(struct incctl *c, struct config *cfg);
+/* Connect, fetch the configuration (rules sorted by DSCP) into a new
+ * struct config (free() it) and load the kernel's codec names. */
+int config_load(struct incctl *c, struct config **cfgp);
 
 /* cmd_rule.c: a rule as text ("dscp 10 (tos 0x28) codec ebq ...") or JSON. */
 void rule_print_text(const struct incctl *c, FILE *f, const struct rule *r);
