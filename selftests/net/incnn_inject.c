@@ -43,6 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sockutil.h"
+
 #include <linux/incnn.h>
 #include "frame.h"
 
@@ -394,37 +396,6 @@ static int valid_cases(const u8 *data, size_t avail)
 	return inject(f, len, seq_next - (1u << 20), 0);
 }
 
-static int send_all(int fd, const u8 *p, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int wait_acked(int fd)
-{
-	struct timespec ts = { 0, 1000000 };
-	int outq, i;
-
-	for (i = 0; i < 20000; i++) {
-		if (ioctl(fd, SIOCOUTQ, &outq))
-			return -1;
-		if (!outq)
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	errno = ETIMEDOUT;
-	return -1;
-}
-
 /* The next sequence number to send, read in TCP repair mode. */
 static int write_seq(int fd, unsigned int *seq)
 {
@@ -508,7 +479,7 @@ int main(int argc, char **argv)
 	if (raw_fd < 0)
 		return fail("raw socket");
 
-	if (send_all(fd, buf, half) || wait_acked(fd))
+	if (send_all(fd, buf, half) || wait_acked(fd, 20000))
 		return fail("first half");
 	if (write_seq(fd, &seq_next)) {
 		fprintf(stderr, "incnn_inject: TCP_REPAIR: %s (using a guessed sequence number)\n",

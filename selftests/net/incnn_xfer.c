@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sockutil.h"
+
 static int fail(const char *what)
 {
 	fprintf(stderr, "incnn_xfer: %s: %s\n", what, strerror(errno));
@@ -38,37 +40,6 @@ static int fail(const char *what)
 static int set_tos(int fd, int tos)
 {
 	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
-}
-
-static int send_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int wait_acked(int fd)
-{
-	struct timespec ts = { 0, 1000000 };
-	int outq, i;
-
-	for (i = 0; i < 10000; i++) {
-		if (ioctl(fd, SIOCOUTQ, &outq))
-			return -1;
-		if (!outq)
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	errno = ETIMEDOUT;
-	return -1;
 }
 
 static int do_send(const char *addr, int port, int tos, long pre,
@@ -102,7 +73,7 @@ static int do_send(const char *addr, int port, int tos, long pre,
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return fail("connect");
 	if (after) {
-		if (send_all(fd, buf, pre) || wait_acked(fd))
+		if (send_all(fd, buf, pre) || wait_acked(fd, 10000))
 			return fail("preamble");
 		if (tos >= 0 && set_tos(fd, tos))
 			return fail("IP_TOS");
