@@ -49,6 +49,35 @@ count_ktap() {
 	printf '   %d passed, %d failed (%s)\n' "$p" "$f" "$1"
 }
 
+# must NAME CMD...: a build step; when it fails, show its log and stop.
+must() {
+	local log=$logs/$1.log
+	shift
+	if ! "$@" >"$log" 2>&1; then
+		cat "$log"
+		failed=$((failed + 1))
+		finish
+	fi
+}
+
+# ksft_dir DIR TARGET...: make a kselftest directory of the repo (lib.mk),
+# its binaries in $build/DIR.
+ksft_dir() {
+	local dir=$1
+	shift
+	mkdir -p "$build/$dir"
+	make -s -C "$src/$dir" KSFT="$build/ksft" OUTPUT="$build/$dir" \
+		INCNN_BUILD="$build" "$@"
+}
+
+# ksft_run DIR LOGNAME: run its tests with the kselftest runner and count.
+ksft_run() {
+	local log=$logs/$2.log
+	ksft_dir "$1" run_tests >"$log" 2>&1
+	grep -E '^(not )?ok ' "$log" | sed 's/^/   /'
+	count_tap "$log"
+}
+
 # step NAME CMD...: one test that passes when CMD exits 0.
 step() {
 	local name=$1 log=$logs/$1.log
@@ -76,42 +105,15 @@ if ! "$src/scripts/deps.sh" host kmod vm; then
 fi
 
 note "build (userspace, ASan/UBSan, kselftest framework)"
-if ! make -s -C "$src" BUILD="$build" tools tools-asan ksft fuzzers \
-		>"$logs/build.log" 2>&1; then
-	cat "$logs/build.log"
-	failed=$((failed + 1))
-	finish
-fi
-mkdir -p "$build/selftests"
-if ! make -s -C "$src/selftests" KSFT="$build/ksft" \
-		OUTPUT="$build/selftests" INCNN_BUILD="$build" all \
-		>"$logs/selftests-build.log" 2>&1; then
-	cat "$logs/selftests-build.log"
-	failed=$((failed + 1))
-	finish
-fi
-
-mkdir -p "$build/selftests/collective"
-if ! make -s -C "$src/selftests/collective" KSFT="$build/ksft" \
-		OUTPUT="$build/selftests/collective" INCNN_BUILD="$build" all \
-		>"$logs/collective-build.log" 2>&1; then
-	cat "$logs/collective-build.log"
-	failed=$((failed + 1))
-	finish
-fi
+must build make -s -C "$src" BUILD="$build" tools tools-asan ksft fuzzers
+must selftests-build ksft_dir selftests all
+must collective-build ksft_dir selftests/collective all
 
 note "host selftests (kselftest runner, ASan/UBSan)"
-make -s -C "$src/selftests" KSFT="$build/ksft" OUTPUT="$build/selftests" \
-	INCNN_BUILD="$build" run_tests >"$logs/selftests.log" 2>&1
-grep -E '^(not )?ok ' "$logs/selftests.log" | sed 's/^/   /'
-count_tap "$logs/selftests.log"
+ksft_run selftests selftests
 
 note "collective library (ring allreduce on 127.0.0.1, ASan/UBSan)"
-make -s -C "$src/selftests/collective" KSFT="$build/ksft" \
-	OUTPUT="$build/selftests/collective" INCNN_BUILD="$build" run_tests \
-	>"$logs/collective.log" 2>&1
-grep -E '^(not )?ok ' "$logs/collective.log" | sed 's/^/   /'
-count_tap "$logs/collective.log"
+ksft_run selftests/collective collective
 
 note "incctl (no kernel: argument checks; fake kernel: netlink and output)"
 for t in test-cli:incctl test-fake:incctl-fake; do
