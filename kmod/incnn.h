@@ -154,11 +154,19 @@ struct incnn_flow *incnn_flow_get(struct incnn_net *in,
 				  __be16 dport);
 void incnn_flows_flush(struct incnn_net *in);
 
+static inline void incnn_flow_set(struct incnn_flow *f, u32 flags)
+{
+	spin_lock(&f->lock);
+	f->flags |= flags;
+	spin_unlock(&f->lock);
+}
+
 /* TCP option */
 bool incnn_tcpopt_add(struct sk_buff *skb);
 bool incnn_tcpopt_strip(struct sk_buff *skb);
 
-/* checksum helpers (ipv4.c) */
+/* header and checksum helpers (ipv4.c) */
+bool incnn_ipv4_tcp_pull(struct sk_buff *skb);
 void incnn_ipv4_set_len(struct sk_buff *skb);
 void incnn_tcp4_fix_csum(struct sk_buff *skb);
 

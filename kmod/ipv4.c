@@ -11,6 +11,22 @@
 
 #include "incnn.h"
 
+/*
+ * An unfragmented IPv4 TCP segment whose TCP header, options included, is
+ * in the linear area? ip_hdr() and tcp_hdr() must be read again after it.
+ */
+bool incnn_ipv4_tcp_pull(struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	unsigned int thoff = skb_transport_offset(skb);
+
+	if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph) ||
+	    !pskb_may_pull(skb, thoff + sizeof(struct tcphdr)))
+		return false;
+	return tcp_hdr(skb)->doff >= 5 &&
+	       pskb_may_pull(skb, thoff + tcp_hdr(skb)->doff * 4);
+}
+
 /* Set the IPv4 total length from skb->len and refresh the header csum. */
 void incnn_ipv4_set_len(struct sk_buff *skb)
 {

@@ -167,15 +167,8 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	const struct tcphdr *th;
 	struct incnn_flow *f;
 
-	iph = ip_hdr(skb);
-	if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph) ||
-	    !pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(*th)))
-		return NF_ACCEPT;
-	iph = ip_hdr(skb);
-	th = tcp_hdr(skb);
-	if (th->doff < 5 ||
-	    !pskb_may_pull(skb, skb_transport_offset(skb) + th->doff * 4))
-		return NF_ACCEPT;	/* TCP drops it */
+	if (!incnn_ipv4_tcp_pull(skb))
+		return NF_ACCEPT;	/* not ours, or TCP drops it */
 	iph = ip_hdr(skb);
 	th = tcp_hdr(skb);
 	cfg = rcu_dereference(in->cfg);
@@ -189,11 +182,8 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	if (!f)
 		return NF_ACCEPT;
 	WRITE_ONCE(f->last, jiffies);
-	if (th->fin || th->rst) {
-		spin_lock(&f->lock);
-		f->flags |= INCNN_FLOW_F_CLOSING;
-		spin_unlock(&f->lock);
-	}
+	if (th->fin || th->rst)
+		incnn_flow_set(f, INCNN_FLOW_F_CLOSING);
 	/* frames only come on flows we offered rx to, with the wire DSCP */
 	if (ipv4_get_dsfield(iph) >> 2 != cfg->wire_dscp ||
 	    !(READ_ONCE(f->flags) & INCNN_FLOW_F_OFFERED) ||

@@ -270,11 +270,8 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	unsigned int hlen;
 	u8 dscp;
 
-	iph = ip_hdr(skb);
-	if (iph->protocol != IPPROTO_TCP || ip_is_fragment(iph) ||
-	    !pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(*th)))
+	if (!incnn_ipv4_tcp_pull(skb))
 		return NF_ACCEPT;
-	/* pskb_may_pull() may have moved the headers */
 	iph = ip_hdr(skb);
 	th = tcp_hdr(skb);
 	hlen = skb_transport_offset(skb) + th->doff * 4;
@@ -287,11 +284,8 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	if (th->fin || th->rst) {
 		f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
 				      th->dest);
-		if (f) {
-			spin_lock(&f->lock);
-			f->flags |= INCNN_FLOW_F_CLOSING;
-			spin_unlock(&f->lock);
-		}
+		if (f)
+			incnn_flow_set(f, INCNN_FLOW_F_CLOSING);
 	}
 	if (skb->len <= hlen)
 		return NF_ACCEPT;
