@@ -11,7 +11,8 @@
  * slowest rank's mean, algbw = bytes / time, busbw = algbw * 2(N-1)/N.
  * After the last iteration every rank's result is hashed (FNV-1a) and the
  * hashes gathered through the store: "identical" says whether all
- * replicas are the same bit for bit. Rank 0 regenerates every rank's
+ * replicas are the same bit for bit; --json also gives rank 0's hash
+ * ("digest"), to compare results between runs. Rank 0 regenerates every rank's
  * input (deterministic) and reports the largest error against the exact
  * (float64) sum, and the error budget where the codec has one.
  */
@@ -60,6 +61,7 @@ struct ar_opts {
 
 struct ar_row {
 	uint64_t bytes;
+	uint64_t digest;		/* FNV-1a of rank 0's result */
 	double time_us, algbw, busbw, max_err, budget;
 	bool identical, within;
 };
@@ -426,9 +428,11 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 			printf("null");
 		else
 			tu_json_num(stdout, r->budget);
-		printf(",\"identical\":%s,\"within_budget\":%s}",
+		printf(",\"identical\":%s,\"within_budget\":%s,"
+		       "\"digest\":\"%016llx\"}",
 		       r->identical ? "true" : "false",
-		       r->within ? "true" : "false");
+		       r->within ? "true" : "false",
+		       (unsigned long long)r->digest);
 		return;
 	}
 	printf("  %12llu %11llu %10.1f %12.3f %12.3f %11.3e ",
@@ -541,6 +545,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 			continue;
 
 		row.identical = true;
+		row.digest = all[0].hash;
 		for (r = 0; r < N; r++) {
 			if (all[r].hash != all[0].hash)
 				row.identical = false;
