@@ -225,6 +225,11 @@ struct incnn_comm {
 	int sockbuf;
 	struct coll_q q;	/* the job's codec */
 	unsigned int codec_id, codec_param;
+	/*
+	 * This host's module applies the job's codec to our marked sends
+	 * (AUTO found that rule): quantise only what we keep, see ops.c.
+	 */
+	bool wire_q;
 
 	/* store client */
 	int store_fd;

@@ -1280,6 +1280,8 @@ int incnn_comm_create(struct incnn_comm **out,
 	st.token = coll_get64(w + 8);
 	c->codec_id = w[16];
 	c->codec_param = w[17];
+	c->wire_q = k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
+		    codec && codec == c->codec_id && param == c->codec_param;
 	ret = incnn_coll_q_init(&c->q, c->codec_id, c->codec_param);
 	if (ret) {
 		incnn_coll_codec_desc(c->codec_id, c->codec_param, desc, sizeof(desc));

@@ -6,6 +6,16 @@
  * chunk is reduced (and quantised) as soon as it is complete and becomes
  * sendable at once, and the kernel's socket buffers keep both directions
  * busy while the CPU sums.
+ *
+ * Quantisation: Q is applied to every value before it is sent, so the
+ * sender knows what the receiver gets. When this host's module applies
+ * the same codec to our marked sends (c->wire_q), the wire does that
+ * work: the values we send and do not keep (our gradient block at the
+ * start of the ring, the partial sums of the reduce-scatter, a worker's
+ * gradients) go out as they are, and only the block we own after the
+ * reduce-scatter, which we keep and send on, is quantised here. The
+ * receivers get the same values either way (Q is deterministic and
+ * idempotent), so the result equals the emulation's bit for bit.
  */
 #include <poll.h>
 #include <stdio.h>
@@ -285,7 +295,8 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 		     own_off = ring_off(&g, g.r);
 	const int sfd = c->ring_send_fd, rfd = c->ring_recv_fd;
 	size_t sbytes = 0, rbytes = 0, rdone = 0;
-	size_t q0 = c->q.codec ? 0 : own_len;
+	/* the wire quantises what we send; we keep only the owned block */
+	size_t q0 = c->q.codec && !c->wire_q ? 0 : own_len;
 	int ss = 0, rs = 0, j, ret;
 	char what[96];
 
@@ -387,7 +398,8 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 
 					for (i = 0; i < cnt; i++)
 						x[i] = x[i] + y[i];
-					ret = op_quantise(c, x, cnt);
+					ret = c->wire_q && rs < g.N - 2 ? 0 :
+					      op_quantise(c, x, cnt);
 					if (ret)
 						return ret;
 					rdone += cnt;
@@ -453,7 +465,7 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
 {
 	const size_t total = 4 * n, chunk = c->chunk;
 	const int fd = c->ps_fd;
-	size_t q = c->q.codec ? 0 : n, sb = 0, rb = 0;
+	size_t q = c->q.codec && !c->wire_q ? 0 : n, sb = 0, rb = 0;
 	int ret;
 
 	o->rx_total = total;

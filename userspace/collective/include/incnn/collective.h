@@ -67,6 +67,14 @@
  * INCNN_COLL_CODEC_NONE reports the identity. The store combines the
  * ranks' answers: all lossy ones must be the same codec and parameter
  * (otherwise every rank fails), and that one is used by every rank.
+ * A rank whose own module has the rule leaves the quantisation of what it
+ * sends to the module and applies Q itself only to the block it owns
+ * (half the codec work; same values, the codecs being deterministic and
+ * idempotent). So the result through the module equals the emulation's
+ * bit for bit as long as every marked connection is compressed; if one
+ * is not (a peer without the module, a full flow table), the replicas
+ * are still bit-identical (every block is finalised by its owner), only
+ * that equality is lost.
  *
  * Failures: a peer that dies, closes its connection early (a short
  * stream) or makes no progress for timeout_ms makes every rank's call
