@@ -28,15 +28,17 @@
  *
  * MG-WFBP (Shi, Chu, Li: "MG-WFBP: Efficient Data Communication for
  * Distributed Synchronous SGD Algorithms", IEEE INFOCOM 2019, arXiv
- * 1811.11141): walk the layers in backward order keeping an open bucket
- * whose communication would start at c = max(end of the previous bucket,
- * ready time of the bucket); the next layer (ready at r) joins the open
- * bucket when r < c + a, i.e. when its gradient is ready before the open
- * bucket's communication would have got past its startup cost a: sending
- * both together saves one startup and delays nothing (the paper's merge
- * condition, their Theorem: merge layer l into l-1 when
- * tau_b(l-1) + t_b(l-1) < tau_c(l) + a). Otherwise the bucket is closed
- * and the layer opens a new one. Merges that gain nothing (a = 0) are
+ * 1811.11141) picks the buckets that minimise the iteration time under
+ * this model. The paper decides layer by layer: the next layer joins the
+ * open bucket when its gradient is ready before the open bucket's
+ * communication has got past its startup a (ready < comm start + a), since
+ * sending both together then saves one a and delays nothing. A
+ * brute-force check of this timeline found cases where that one-pass
+ * rule is not optimal, so the planner solves the same problem exactly:
+ * a dynamic programme over the bucket boundaries (f(j) = the earliest
+ * end of the communication of layers 0..j-1 = min over i < j of
+ * max(f(i), ready(j-1)) + a + b * bytes(i..j-1)), O(L^2), verified
+ * against exhaustive search in the tests. Merges that gain nothing are
  * not made, so a = 0 gives WFBP and a very large a one bucket.
  */
 #ifndef INCNN_WFBP_H
