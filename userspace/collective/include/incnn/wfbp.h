@@ -223,7 +223,8 @@ void incnn_layers_opts_init(struct incnn_layers_opts *o);
  * Before any data moves the ranks exchange a digest of their plans
  * (schedule, counts, a, b, bucket boundaries) through the store: if any
  * two differ every rank returns -EPROTO ("ranks computed different bucket
- * plans"), no hang, no data sent.
+ * plans"; -ECONNABORTED with that message relayed when another rank's
+ * report arrives first), no hang, no gradient sent.
  *
  * @stats (or NULL): per-bucket timings for up to stats->cap buckets.
  * Returns 0 or the errors of incnn_allreduce(), -EINVAL for bad
