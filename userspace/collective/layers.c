@@ -302,7 +302,7 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 	static const size_t sizes[] = { 4096, 65536, 1 << 20, 4 << 20 };
 	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
 	double best[sizeof(sizes) / sizeof(sizes[0])], mine[2], *all = NULL;
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, den;
+	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, den;
 	size_t i, j, n = sizes[ns - 1] / 4;
 	float *buf;
 	int ret = 0;
@@ -347,25 +347,31 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 		free(all);
 		return ret;
 	}
-	/* least squares t = a + b x, clamped to a, b >= 0 */
+	/*
+	 * least squares t = a + b x, relative (weights 1/t^2, so that the
+	 * small sizes, which carry a, count as much as the large ones),
+	 * clamped to a, b >= 0
+	 */
 	for (i = 0; i < ns; i++) {
 		double x = (double)sizes[i];
+		double w = best[i] > 0 ? 1 / (best[i] * best[i]) : 1;
 
-		sx += x;
-		sy += best[i];
-		sxx += x * x;
-		sxy += x * best[i];
+		sw += w;
+		sx += w * x;
+		sy += w * best[i];
+		sxx += w * x * x;
+		sxy += w * x * best[i];
 	}
-	den = ns * sxx - sx * sx;
-	b = (ns * sxy - sx * sy) / den;
-	a = (sy - b * sx) / ns;
+	den = sw * sxx - sx * sx;
+	b = den > 0 ? (sw * sxy - sx * sy) / den : 0;
+	a = (sy - b * sx) / sw;
 	if (!(b >= 0)) {
 		b = 0;
-		a = sy / ns;
+		a = sy / sw;
 	}
 	if (!(a >= 0)) {
 		a = 0;
-		b = sxy / sxx;
+		b = sxx > 0 ? sxy / sxx : 0;
 	}
 	mine[0] = a;
 	mine[1] = b;

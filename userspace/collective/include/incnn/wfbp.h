@@ -239,7 +239,8 @@ int incnn_allreduce_layers(struct incnn_comm *comm,
 /*
  * Measure the cost model of this communicator's allreduce (ring, or PS
  * with @ps): a few allreduces of 4 KiB .. 4 MiB, the fastest of three
- * per size on rank 0, least squares a + b * bytes (both clamped >= 0).
+ * per size on rank 0, a least-squares fit of a + b * bytes weighted by
+ * 1/time^2 (relative errors, so the small sizes pin a), both >= 0.
  * A collective call: every rank gets rank 0's values (through the
  * store), which are also kept for MG-WFBP. 0 or an error as
  * incnn_allreduce().
