@@ -616,7 +616,11 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		incnn_layers_opts_init(&lo);
 		lo.ps = o->ps;
 		lo.bucket_bytes = o->bucket_bytes;
-		for (it = 0; it < o->warmup + o->iters; it++) {
+		/* MG-WFBP's cost model, measured now rather than in the timing */
+		if (s == INCNN_SCHED_MGWFBP)
+			ret = incnn_comm_probe_cost(comm, o->ps, &lo.alpha,
+						    &lo.beta);
+		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
 			double t0;
 
 			memcpy(buf, in, 4 * n);
@@ -785,7 +789,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 		struct ar_row row = { .bytes = sizes[k] };
 		double secs = 0, worst = 0;
 
-		for (it = 0; it < o->warmup + o->iters; it++) {
+		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
 			double t0;
 
 			memcpy(buf, in, 4 * n);
