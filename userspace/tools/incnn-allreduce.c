@@ -14,6 +14,12 @@
  * replicas are the same bit for bit. Rank 0 regenerates every rank's
  * input (deterministic) and reports the largest error against the exact
  * (float64) sum, and the error budget where the codec has one.
+ *
+ * With --model, instead of the size sweep: the model's layer gradients
+ * (userspace/collective/models.c) go through incnn_allreduce_layers()
+ * once per schedule (wfbp, single, fixed, mgwfbp), with ready times from
+ * a backward pass of --backward-ms split by FLOPs; the time is that of a
+ * whole call (the emulated backward included), the slowest rank's mean.
  */
 #include <errno.h>
 #include <getopt.h>
