@@ -262,6 +262,9 @@ struct incnn_comm {
 	/* incnn_comm_probe_cost() (layers.c): [0] ring, [1] ps */
 	bool cost_known[2];
 	double cost_a[2], cost_b[2];
+	/* incnn_allreduce_layers(): packed buckets, kept between calls */
+	float *bucket_stage;
+	size_t bucket_stage_cap;	/* floats */
 };
 
 /*

@@ -225,15 +225,19 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 	if (ret)
 		goto out;
 
-	if (stage_n) {
-		stage = malloc(stage_n * sizeof(float));
-		if (!stage) {
+	if (stage_n > c->bucket_stage_cap) {
+		/* kept in the communicator: no page faults every call */
+		free(c->bucket_stage);
+		c->bucket_stage = malloc(stage_n * sizeof(float));
+		c->bucket_stage_cap = c->bucket_stage ? stage_n : 0;
+		if (!c->bucket_stage) {
 			ret = incnn_coll_fail(c, -ENOMEM, false,
 					      "out of memory (%llu staging floats)",
 					      (unsigned long long)stage_n);
 			goto out;
 		}
 	}
+	stage = c->bucket_stage;
 	if (stats) {
 		stats->nbuckets = nb;
 		stats->alpha = a;
@@ -286,7 +290,6 @@ out:
 		stats->total = ly_now() - t0;
 		stats->comm = comm;
 	}
-	free(stage);
 	free(bk);
 	free(pl);
 	return ret;
