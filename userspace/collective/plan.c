@@ -71,12 +71,11 @@ static void pl_add(struct incnn_bucket *bk, const struct incnn_plan_layer *ly)
  * MG-WFBP (Shi, Chu, Li, INFOCOM 2019): choose the buckets (runs of
  * consecutive layers) that minimise the iteration time under T(M) =
  * a + b M, the paper's optimisation problem. The paper merges layer by
- * layer with a pairwise test (merge the next layer into the open bucket
- * when its gradient is ready before the open bucket's communication has
- * got past its startup a); a brute-force check of our timeline model
- * found cases where that greedy pass is not optimal (it merges early
- * layers that an optimum keeps apart so that a later, larger merge can
- * start sooner), so the optimum is computed exactly instead:
+ * layer with a pairwise test (incnn_plan_mg_pairwise() above); a
+ * brute-force check of our timeline model found cases where that one
+ * pass is not optimal (it merges early layers that an optimum keeps
+ * apart so that a later, larger merge can start sooner), so the optimum
+ * is computed exactly instead:
  *
  *	f(0) = 0
  *	f(j) = min over 0 <= i < j of max(f(i), r(j-1)) + a + b * 4 S(i, j)
@@ -137,6 +136,46 @@ static int pl_mgwfbp(const struct incnn_plan_layer *layers, size_t L,
 	free(f);
 	free(pre);
 	free(from);
+	return 0;
+}
+
+/*
+ * The paper's one-pass rule (as in the authors' implementation,
+ * github.com/HKBU-HPML/MG-WFBP, _generate_groups_mgwfbp): walking the
+ * layers in backward order, the open bucket's communication would start
+ * at c = max(end of the previous bucket, its ready time); the next layer,
+ * ready at r, is merged into it when r < c + a (it is ready before the
+ * open bucket's message would have got past its startup), and then c =
+ * max(end of the previous bucket, r).
+ */
+int incnn_plan_mg_pairwise(const struct incnn_plan_layer *layers, size_t L,
+			   double a, double b, struct incnn_bucket *out,
+			   size_t *nbuckets)
+{
+	double prev_end = 0, c;
+	size_t k = 0, i;
+
+	if (!nbuckets || (L && !out) || !pl_layers_ok(layers, L) ||
+	    !isfinite(a) || !isfinite(b) || a < 0 || b < 0)
+		return -EINVAL;
+	*nbuckets = 0;
+	if (L == 0)
+		return 0;
+	pl_open(out, 0, layers, 0);
+	c = layers[0].ready;
+	for (i = 1; i < L; i++) {
+		double r = layers[i].ready;
+
+		if (r < c + a) {
+			pl_add(&out[k], &layers[i]);
+			c = fmax(prev_end, r);
+			continue;
+		}
+		prev_end = c + a + b * 4.0 * (double)out[k].count;
+		pl_open(out, ++k, layers, i);
+		c = fmax(prev_end, r);
+	}
+	*nbuckets = k + 1;
 	return 0;
 }
 

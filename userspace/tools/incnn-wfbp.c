@@ -270,9 +270,15 @@ struct wf_result {
 	double *start, *end;
 };
 
+/* the paper's one-pass rule, for comparison with the exact mgwfbp */
+struct wf_pairwise {
+	size_t nb;
+	struct incnn_sim sim;
+};
+
 static void print_text(const struct wf_opts *o, const struct incnn_model *m,
 		       const struct incnn_plan_layer *pl, double a, double b,
-		       struct wf_result *res)
+		       struct wf_result *res, const struct wf_pairwise *pw)
 {
 	size_t L = m->nlayers, i, k;
 	int s;
@@ -319,6 +325,9 @@ static void print_text(const struct wf_opts *o, const struct incnn_model *m,
 		       res[s].sim.iter > 0 ?
 		       res[INCNN_SCHED_WFBP].sim.iter / res[s].sim.iter : 1);
 	}
+	if (o->only < 0 || o->only == INCNN_SCHED_MGWFBP)
+		printf("# the paper's one-pass merge rule: %zu buckets, iter %.3f ms (mgwfbp is the exact optimum)\n",
+		       pw->nb, pw->sim.iter * 1e3);
 	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
 		struct wf_result *r = &res[s];
 
@@ -343,7 +352,7 @@ static void print_text(const struct wf_opts *o, const struct incnn_model *m,
 
 static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 		       const struct incnn_plan_layer *pl, double a, double b,
-		       struct wf_result *res)
+		       struct wf_result *res, const struct wf_pairwise *pw)
 {
 	size_t L = m->nlayers, i, k;
 	bool first = true;
@@ -373,6 +382,9 @@ static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 	printf(",\"backward_ms\":");
 	tu_json_num(stdout, o->backward * 1e3);
 	printf(",\"bucket_bytes\":%llu", (unsigned long long)o->bucket_bytes);
+	printf(",\"mgwfbp_pairwise\":{\"buckets\":%zu,\"iter_ms\":", pw->nb);
+	tu_json_num(stdout, pw->sim.iter * 1e3);
+	printf("}");
 	if (o->list) {
 		printf(",\"layer_table\":[");
 		for (i = 0; i < L; i++) {
@@ -431,6 +443,7 @@ static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 int main(int argc, char **argv)
 {
 	struct wf_result res[INCNN_SCHED_COUNT];
+	struct wf_pairwise pw;
 	struct incnn_plan_layer *pl = NULL;
 	struct incnn_model *m;
 	struct wf_opts o;
@@ -482,10 +495,22 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* res[0].bk is scratch again once WFBP is simulated */
+	ret = incnn_plan_mg_pairwise(pl, L, a, b, res[0].bk, &pw.nb);
+	if (!ret)
+		ret = incnn_simulate(pl, L, res[0].bk, pw.nb, o.forward,
+				     o.backward, a, b, &pw.sim, NULL, NULL);
+	if (!ret)
+		ret = incnn_plan(pl, L, INCNN_SCHED_WFBP, a, b, o.bucket_bytes,
+				 res[0].bk, &res[0].nb);
+	if (ret) {
+		status = fail("cannot plan: %s", strerror(-ret));
+		goto out;
+	}
 	if (o.json)
-		print_json(&o, m, pl, a, b, res);
+		print_json(&o, m, pl, a, b, res, &pw);
 	else
-		print_text(&o, m, pl, a, b, res);
+		print_text(&o, m, pl, a, b, res, &pw);
 	if (fflush(stdout) || ferror(stdout))
 		status = fail("writing the output failed");
 out:

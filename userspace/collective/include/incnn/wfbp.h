@@ -29,10 +29,12 @@
  * MG-WFBP (Shi, Chu, Li: "MG-WFBP: Efficient Data Communication for
  * Distributed Synchronous SGD Algorithms", IEEE INFOCOM 2019, arXiv
  * 1811.11141) picks the buckets that minimise the iteration time under
- * this model. The paper decides layer by layer: the next layer joins the
- * open bucket when its gradient is ready before the open bucket's
- * communication has got past its startup a (ready < comm start + a), since
- * sending both together then saves one a and delays nothing. A
+ * this model. The paper (and its authors' implementation,
+ * github.com/HKBU-HPML/MG-WFBP) decides layer by layer: the next layer
+ * joins the open bucket when its gradient is ready before the open
+ * bucket's communication has got past its startup a (ready < comm start
+ * + a), since sending both together then saves one a and delays nothing
+ * (incnn_plan_mg_pairwise()). A
  * brute-force check of this timeline found cases where that one-pass
  * rule is not optimal, so the planner solves the same problem exactly:
  * a dynamic programme over the bucket boundaries (f(j) = the earliest
@@ -94,6 +96,15 @@ struct incnn_bucket {
 int incnn_plan(const struct incnn_plan_layer *layers, size_t L,
 	       enum incnn_sched s, double a, double b, uint64_t bucket_bytes,
 	       struct incnn_bucket *out, size_t *nbuckets);
+
+/*
+ * The MG-WFBP paper's one-pass merge rule (see above), for comparison:
+ * merge the next layer when it is ready before the open bucket's start
+ * + a. Never worse than WFBP, not always optimal. 0 or -EINVAL.
+ */
+int incnn_plan_mg_pairwise(const struct incnn_plan_layer *layers, size_t L,
+			   double a, double b, struct incnn_bucket *out,
+			   size_t *nbuckets);
 
 /* --- timeline simulator (pure) ----------------------------------------------- */
 
