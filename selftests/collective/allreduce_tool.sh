@@ -209,6 +209,7 @@ bad_args() {
 		--model lenet
 		--schedule mgwfbp
 		--backward-ms 10
+		--bucket-mb 4
 		--model alexnet --schedule tree
 		--model alexnet --backward-ms -1
 		--model alexnet --bucket-mb 0

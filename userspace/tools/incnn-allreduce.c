@@ -342,8 +342,9 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			return usage_err("--schedule %s: must be wfbp, single, fixed, mgwfbp or all",
 					 sched);
 	}
-	if ((sched || o->backward_ms > 0) && !o->model)
-		return usage_err("--schedule and --backward-ms need --model");
+	if ((sched || o->backward_ms > 0 ||
+	     o->bucket_bytes != INCNN_WFBP_DEFAULT_BUCKET_BYTES) && !o->model)
+		return usage_err("--schedule, --backward-ms and --bucket-mb need --model");
 	if (o->minb / 4 > o->maxb / 4)
 		return usage_err("-b %llu is larger than -e %llu",
 				 (unsigned long long)o->minb,
