@@ -6,7 +6,8 @@
 # within the budget, busbw = algbw * 2(N-1)/N), the ps algorithm, codec
 # emulation with --check, a job launched through the environment
 # (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), a rank that never comes,
-# and one-line errors with exit status 2 for bad arguments.
+# the layers API per schedule (--model), and one-line errors with exit
+# status 2 for bad arguments.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$top/build}
@@ -139,6 +140,38 @@ missing_rank() {
 	grep -q 'not joined: rank 2' "$tmp/m0.err" "$tmp/m1.err"
 }
 
+# --model: the layers API per schedule (incnn_allreduce_layers)
+layers_json() {
+	"$tool" -n 4 --model googlenet --backward-ms 10 -i 1 -w 0 --json \
+		>"$tmp/l.json" &&
+	json_check "$tmp/l.json" '
+d["ranks"] == 4 and d["model"] == "googlenet" and d["layers"] == 115 and
+d["params"] == 6624904 and d["backward_ms"] == 10 and
+[s["schedule"] for s in d["schedules"]] == ["wfbp", "single", "fixed", "mgwfbp"] and
+[s["buckets"] for s in d["schedules"]][:3] == [115, 1, 2] and
+1 <= d["schedules"][3]["buckets"] <= 115 and
+all(s["identical"] and s["within_budget"] and s["max_abs_err"] < 1e-6 and
+    s["iter_ms"] >= 10 and s["comm_ms"] > 0 for s in d["schedules"]) and
+d["schedules"][3]["alpha_s"] >= 0 and d["schedules"][3]["beta_s_per_byte"] >= 0 and
+d["schedules"][0]["alpha_s"] is None'
+}
+
+layers_text() {	# one schedule, ps, emulated codec, --check
+	local want wfbp=${tool%/*}/incnn-wfbp
+	"$tool" -n 3 --model googlenet --schedule fixed --bucket-mb 4 \
+		--algo ps --codec ebq --bound 2^-8 --scale 0.05 -i 1 -w 0 \
+		--check >"$tmp/l.txt" || return 1
+	cat "$tmp/l.txt"
+	# as many buckets as the planner CLI predicts (4 MiB each)
+	want=$("$wfbp" --model googlenet --schedule fixed --bucket-mb 4 --json |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["schedules"][0]["buckets"])') &&
+	echo "# incnn-wfbp: $want buckets" &&
+	[ "$want" -gt 4 ] &&
+	[ "$(grep -vc '^#' "$tmp/l.txt")" = 1 ] &&
+	grep -qE "^  fixed +$want .* yes\$" "$tmp/l.txt" &&
+	grep -q '^# incnn-allreduce: 3 ranks (local processes), algo ps, codec ebq 2^-8, model googlenet (115 layers, 6624904 floats)' "$tmp/l.txt"
+}
+
 # expect_usage ARGS...: exit status 2, exactly one line on stderr
 expect_usage() {
 	local rc
@@ -173,6 +206,13 @@ bad_args() {
 		--frobnicate
 		-n 2 extra
 		-b
+		--model lenet
+		--schedule mgwfbp
+		--backward-ms 10
+		--bucket-mb 4
+		--model alexnet --schedule tree
+		--model alexnet --backward-ms -1
+		--model alexnet --bucket-mb 0
 	EOF
 }
 
@@ -195,6 +235,8 @@ check "ps, ebq 2^-6 emulated, 4 ranks" emulation ps ebq 2^-6 4
 check "one rank" one_rank
 check "job from MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, 3 commands" env_job
 check "a rank that never starts: one-line errors naming it" missing_rank
+check "--model googlenet, 4 ranks, every schedule: JSON" layers_json
+check "--model googlenet --schedule fixed, ps, ebq emulated, --check" layers_text
 check "bad arguments: exit 2, one line" bad_args
 check "no -n and no environment: exit 1, one line" env_missing
 

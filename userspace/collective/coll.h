@@ -2,11 +2,12 @@
 /*
  * incnn collective: internals shared by comm.c (communicator, store
  * client, connection setup), ops.c (ring and worker-aggregator data
- * phases), store.c (rank 0's store thread) and rule.c (netlink rule
- * lookup, codec emulation).
+ * phases), store.c (rank 0's store thread), rule.c (netlink rule
+ * lookup, codec emulation) and layers.c (gradient buckets; the pure
+ * planner and model tables are plan.c and models.c).
  *
- * Static functions carry a per-file prefix (cm_, op_, srv_, nl_) so that
- * the four files can also be compiled as one translation unit.
+ * Static functions carry a per-file prefix (cm_, op_, srv_, nl_, ly_, pl_,
+ * md_) so that the files can also be compiled as one translation unit.
  */
 #ifndef INCNN_COLL_H
 #define INCNN_COLL_H
@@ -262,6 +263,13 @@ struct incnn_comm {
 	int fault_stall_ms;
 	bool fault_fired;
 	bool send_shut;		/* FAULT_SHORT fired */
+
+	/* incnn_comm_probe_cost() (layers.c): [0] ring, [1] ps */
+	bool cost_known[2];
+	double cost_a[2], cost_b[2];
+	/* incnn_allreduce_layers(): packed buckets, kept between calls */
+	float *bucket_stage;
+	size_t bucket_stage_cap;	/* floats */
 };
 
 /*

@@ -1112,6 +1112,7 @@ static void cm_teardown(struct incnn_comm *c)
 	incnn_coll_buf_free(&c->welcome);
 	free(c->ps_fds);
 	free(c->stage);
+	free(c->bucket_stage);
 	free(c);
 }
 

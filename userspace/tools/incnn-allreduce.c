@@ -15,6 +15,12 @@
  * ("digest"), to compare results between runs. Rank 0 regenerates every rank's
  * input (deterministic) and reports the largest error against the exact
  * (float64) sum, and the error budget where the codec has one.
+ *
+ * With --model, instead of the size sweep: the model's layer gradients
+ * (userspace/collective/models.c) go through incnn_allreduce_layers()
+ * once per schedule (wfbp, single, fixed, mgwfbp), with ready times from
+ * a backward pass of --backward-ms split by FLOPs; the time is that of a
+ * whole call (the emulated backward included), the slowest rank's mean.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,6 +42,7 @@
 #include "codec.h"
 #include "toolutil.h"
 #include "../collective/include/incnn/collective.h"
+#include "../collective/include/incnn/wfbp.h"
 
 #define PROG		"incnn-allreduce"
 #define MAX_LOCAL	64
@@ -57,6 +64,11 @@ struct ar_opts {
 	double scale;
 	uint64_t seed;
 	bool json, check;
+	/* gradient buckets: --model, --schedule (-1: all), --backward-ms */
+	const char *model;
+	int sched;
+	double backward_ms;
+	uint64_t bucket_bytes;
 };
 
 struct ar_row {
@@ -80,6 +92,7 @@ static void usage(FILE *f)
 "                       [--algo ring|ps] [--codec NAME|auto|none] [--bound 2^-K]\n"
 "                       [--bits B] [--tos TOS] [--chunk BYTES] [--timeout MS]\n"
 "                       [--dist D] [--scale X] [--seed S] [--check] [--json]\n"
+"                       [--model M [--schedule S] [--backward-ms MS] [--bucket-mb MB]]\n"
 "\n"
 "Allreduce benchmark of the incnn collective library (sum of fp32 vectors).\n"
 "With -n, launch RANKS local ranks (processes on 127.0.0.1); without it, run\n"
@@ -106,6 +119,13 @@ static void usage(FILE *f)
 "                     loguniform\n"
 "      --scale X      scale of the input data (default 1e-3)\n"
 "      --seed S       seed of the input data (default 1)\n"
+"  -m, --model M      instead of the size sweep: allreduce the layer gradients\n"
+"                     of alexnet, vgg16, resnet50 or googlenet per schedule\n"
+"                     (incnn_allreduce_layers; time per iteration)\n"
+"  -s, --schedule S   wfbp, single, fixed, mgwfbp or all (default all)\n"
+"      --backward-ms MS  emulated backward pass: layer i is ready after its\n"
+"                     share of MS by FLOPs (default 0: all ready at once)\n"
+"      --bucket-mb MB fixed schedule's bucket size in MiB (default 25)\n"
 "      --check        exit 1 unless every result is bit-identical across\n"
 "                     ranks and within the error budget\n"
 "  -j, --json         one JSON object on stdout\n"
@@ -123,6 +143,8 @@ enum {
 	OPT_SCALE,
 	OPT_SEED,
 	OPT_CHECK,
+	OPT_BACKWARD,
+	OPT_BUCKET,
 };
 
 static const struct option long_opts[] = {
@@ -143,6 +165,10 @@ static const struct option long_opts[] = {
 	{ "scale", required_argument, NULL, OPT_SCALE },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "model", required_argument, NULL, 'm' },
+	{ "schedule", required_argument, NULL, 's' },
+	{ "backward-ms", required_argument, NULL, OPT_BACKWARD },
+	{ "bucket-mb", required_argument, NULL, OPT_BUCKET },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -166,7 +192,8 @@ static int parse_int(const char *s, long min, long max, long *out)
 
 static int parse_args(struct ar_opts *o, int argc, char **argv)
 {
-	const char *bound = NULL, *bits = NULL;
+	const char *bound = NULL, *bits = NULL, *sched = NULL;
+	struct incnn_model *model;
 	uint64_t v;
 	long l;
 	int c, d;
@@ -183,8 +210,10 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	o->dist = INCNN_DIST_LAPLACE;
 	o->scale = 1e-3;
 	o->seed = 1;
+	o->sched = -1;
+	o->bucket_bytes = INCNN_WFBP_DEFAULT_BUCKET_BYTES;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:b:e:f:i:w:a:c:jh", long_opts,
+	while ((c = getopt_long(argc, argv, ":n:b:e:f:i:w:a:c:m:s:jh", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'h':
@@ -272,6 +301,32 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		case OPT_CHECK:
 			o->check = true;
 			break;
+		case 'm':
+			if (incnn_model_build(optarg, &model))
+				return usage_err("--model %s: must be alexnet, vgg16, resnet50 or googlenet",
+						 optarg);
+			incnn_model_free(model);
+			o->model = optarg;
+			break;
+		case 's':
+			sched = optarg;
+			break;
+		case OPT_BACKWARD:
+			if (tu_parse_double(optarg, &o->backward_ms) ||
+			    !(o->backward_ms >= 0) || o->backward_ms > 1e6)
+				return usage_err("--backward-ms %s: must be 0..1e6",
+						 optarg);
+			break;
+		case OPT_BUCKET: {
+			double mb;
+
+			if (tu_parse_double(optarg, &mb) || !(mb * 1048576 >= 1) ||
+			    mb > 1048576)
+				return usage_err("--bucket-mb %s: must be a positive size in MiB",
+						 optarg);
+			o->bucket_bytes = (uint64_t)ceil(mb * 1048576);
+			break;
+		}
 		case 'j':
 			o->json = true;
 			break;
@@ -283,6 +338,15 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
+	if (sched) {
+		o->sched = strcmp(sched, "all") ? incnn_sched_parse(sched) : -1;
+		if (o->sched < 0 && strcmp(sched, "all"))
+			return usage_err("--schedule %s: must be wfbp, single, fixed, mgwfbp or all",
+					 sched);
+	}
+	if ((sched || o->backward_ms > 0 ||
+	     o->bucket_bytes != INCNN_WFBP_DEFAULT_BUCKET_BYTES) && !o->model)
+		return usage_err("--schedule, --backward-ms and --bucket-mb need --model");
 	if (o->minb / 4 > o->maxb / 4)
 		return usage_err("-b %llu is larger than -e %llu",
 				 (unsigned long long)o->minb,
@@ -453,6 +517,227 @@ struct ar_meta {
 	double seconds;		/* sum over the timed iterations */
 };
 
+/* --- --model: the layers API per schedule --------------------------------- */
+
+struct ly_meta {
+	uint64_t hash;
+	double seconds, comm;	/* sums over the timed iterations */
+};
+
+static void print_layers_header(const struct ar_opts *o, int N,
+				unsigned int codec, unsigned int param,
+				const struct incnn_model *m)
+{
+	char label[48];
+
+	if (o->json) {
+		const struct incnn_codec *c = incnn_codec_get(codec);
+
+		printf("{\"ranks\":%d,\"launch\":", N);
+		tu_json_str(stdout, o->local ? "local" : "env");
+		printf(",\"algo\":");
+		tu_json_str(stdout, o->ps ? "ps" : "ring");
+		printf(",\"codec\":");
+		tu_json_str(stdout, codec && c ? c->name : "none");
+		printf(",\"param\":%u,\"model\":", codec ? param : 0);
+		tu_json_str(stdout, m->name);
+		printf(",\"layers\":%zu,\"params\":%llu,\"backward_ms\":",
+		       m->nlayers, (unsigned long long)m->params);
+		tu_json_num(stdout, o->backward_ms);
+		printf(",\"bucket_bytes\":%llu,\"iters\":%u,\"warmup\":%u,\"schedules\":[",
+		       (unsigned long long)o->bucket_bytes, o->iters, o->warmup);
+		return;
+	}
+	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, model %s (%zu layers, %llu floats)\n",
+	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
+	       o->ps ? "ps" : "ring", codec_label(codec, param, label, sizeof(label)),
+	       m->name, m->nlayers, (unsigned long long)m->params);
+	printf("# backward %.3f ms emulated; %u timed iterations after %u warm-up\n#\n",
+	       o->backward_ms, o->iters, o->warmup);
+	printf("# %-8s %8s %12s %12s %12s %11s %9s\n", "schedule", "buckets",
+	       "iter(ms)", "comm(ms)", "exposed(ms)", "max_err", "identical");
+	fflush(stdout);
+}
+
+/*
+ * Every schedule: restore the gradients, barrier, one
+ * incnn_allreduce_layers() with ready times from the model's simulated
+ * backward; iteration time = the slowest rank's mean.
+ */
+static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
+		      unsigned int codec, unsigned int param)
+{
+	int N = incnn_comm_size(comm), rank = incnn_comm_rank(comm);
+	struct incnn_plan_layer *pl = NULL;
+	struct incnn_layer *ly = NULL;
+	struct incnn_model *m = NULL;
+	struct ly_meta me, *all = NULL;
+	float *in = NULL, *buf = NULL, *tmp = NULL;
+	double *exact = NULL, *ab = NULL;
+	size_t n, i, off, L;
+	int s, r, ret = 0, status = 0;
+	unsigned int it;
+	bool first = true;
+
+	if (incnn_model_build(o->model, &m))
+		return fail("cannot build model %s", o->model);
+	L = m->nlayers;
+	n = m->params;
+	pl = calloc(L, sizeof(*pl));
+	ly = calloc(L, sizeof(*ly));
+	in = malloc(4 * n);
+	buf = malloc(4 * n);
+	all = calloc((size_t)N, sizeof(*all));
+	if (rank == 0) {
+		exact = calloc(n, sizeof(*exact));
+		ab = calloc(n, sizeof(*ab));
+		tmp = malloc(4 * n);
+	}
+	if (!pl || !ly || !in || !buf || !all ||
+	    (rank == 0 && (!exact || !ab || !tmp))) {
+		status = fail("out of memory for %zu floats", n);
+		goto out;
+	}
+	incnn_model_timeline(m, o->backward_ms / 1e3, pl);
+	for (i = 0, off = 0; i < L; i++) {
+		ly[i].grad = buf + off;
+		ly[i].count = pl[i].count;
+		ly[i].ready = pl[i].ready;
+		off += pl[i].count;
+	}
+	gen_rank_input(o, rank, in, n);
+	if (rank == 0) {
+		for (r = 0; r < N; r++) {
+			gen_rank_input(o, r, tmp, n);
+			for (i = 0; i < n; i++) {
+				exact[i] += tmp[i];
+				ab[i] += fabs(tmp[i]);
+			}
+		}
+		print_layers_header(o, N, codec, param, m);
+	}
+	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
+		struct incnn_layers_opts lo;
+		struct incnn_layers_stats st = { 0 };
+		double secs = 0, cs = 0, worst = 0, wcomm = 0, budget, max_err = 0;
+		bool identical = true, within = true;
+
+		if (o->sched >= 0 && o->sched != s)
+			continue;
+		incnn_layers_opts_init(&lo);
+		lo.ps = o->ps;
+		lo.bucket_bytes = o->bucket_bytes;
+		/* MG-WFBP's cost model, measured now rather than in the timing */
+		if (s == INCNN_SCHED_MGWFBP)
+			ret = incnn_comm_probe_cost(comm, o->ps, &lo.alpha,
+						    &lo.beta);
+		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
+			double t0;
+
+			memcpy(buf, in, 4 * n);
+			ret = incnn_comm_barrier(comm);
+			if (ret)
+				break;
+			t0 = tu_now();
+			ret = incnn_allreduce_layers(comm, ly, L, s, &lo, &st);
+			if (ret)
+				break;
+			if (it >= o->warmup) {
+				secs += tu_now() - t0;
+				cs += st.comm;
+			}
+		}
+		if (ret) {
+			status = fail("rank %d: %s layers: %s", rank,
+				      incnn_sched_name(s),
+				      incnn_comm_strerror(comm));
+			break;
+		}
+		me.hash = fnv1a(buf, 4 * n);
+		me.seconds = secs;
+		me.comm = cs;
+		ret = incnn_comm_allgather_meta(comm, &me, sizeof(me), all);
+		if (ret) {
+			status = fail("rank %d: %s", rank, incnn_comm_strerror(comm));
+			break;
+		}
+		if (rank != 0)
+			continue;
+		for (r = 0; r < N; r++) {
+			if (all[r].hash != all[0].hash)
+				identical = false;
+			if (all[r].seconds > worst) {
+				worst = all[r].seconds;
+				wcomm = all[r].comm;
+			}
+		}
+		budget = budget_of(o, codec, param, N);
+		for (i = 0; i < n; i++) {
+			double e = fabs(buf[i] - exact[i]);
+			double allowed = (budget > 0 ? budget : 0) +
+				N * 0x1p-23 * (ab[i] + (budget > 0 ? budget : 0));
+
+			if (!(e <= max_err))
+				max_err = e;
+			if (budget >= 0 && !(e <= allowed))
+				within = false;
+		}
+		worst /= o->iters;
+		wcomm /= o->iters;
+		if (o->json) {
+			printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
+			       first ? "" : ",", incnn_sched_name(s), st.nbuckets);
+			tu_json_num(stdout, worst * 1e3);
+			printf(",\"comm_ms\":");
+			tu_json_num(stdout, wcomm * 1e3);
+			printf(",\"exposed_ms\":");
+			tu_json_num(stdout, worst * 1e3 - o->backward_ms);
+			printf(",\"alpha_s\":");
+			tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st.alpha : NAN);
+			printf(",\"beta_s_per_byte\":");
+			tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st.beta : NAN);
+			printf(",\"max_abs_err\":");
+			tu_json_num(stdout, max_err);
+			printf(",\"budget\":");
+			if (budget < 0)
+				printf("null");
+			else
+				tu_json_num(stdout, budget);
+			printf(",\"identical\":%s,\"within_budget\":%s}",
+			       identical ? "true" : "false",
+			       within ? "true" : "false");
+		} else {
+			printf("  %-8s %8zu %12.3f %12.3f %12.3f %11.3e %9s\n",
+			       incnn_sched_name(s), st.nbuckets, worst * 1e3,
+			       wcomm * 1e3, worst * 1e3 - o->backward_ms,
+			       max_err, identical ? (within ? "yes" : "yes/over") :
+			       "NO");
+			if (s == INCNN_SCHED_MGWFBP)
+				printf("#          probed cost: a = %.1f us, b = %.4g ns/B\n",
+				       st.alpha * 1e6, st.beta * 1e9);
+		}
+		fflush(stdout);
+		first = false;
+		if (o->check && (!identical || !within))
+			status = TU_EXIT_RUNTIME;
+	}
+	if (rank == 0 && o->json)
+		printf("\n]}\n");
+	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
+		fail("--check: results differ between ranks or exceed the error budget");
+out:
+	free(pl);
+	free(ly);
+	free(in);
+	free(buf);
+	free(all);
+	free(exact);
+	free(ab);
+	free(tmp);
+	incnn_model_free(m);
+	return status;
+}
+
 static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
 	struct incnn_comm *comm;
@@ -471,6 +756,10 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 	N = incnn_comm_size(comm);
 	rank = incnn_comm_rank(comm);
 	incnn_comm_codec(comm, &codec, &param);
+	if (o->model) {
+		status = run_layers(o, comm, codec, param);
+		goto out;
+	}
 
 	/* sizes in whole floats: MIN, MIN * F, ... up to MAX (0, then 4) */
 	for (n0 = o->minb / 4; ns < MAX_SIZES;) {
@@ -511,7 +800,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 		struct ar_row row = { .bytes = sizes[k] };
 		double secs = 0, worst = 0;
 
-		for (it = 0; it < o->warmup + o->iters; it++) {
+		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
 			double t0;
 
 			memcpy(buf, in, 4 * n);
@@ -687,4 +976,7 @@ int main(int argc, char **argv)
 #include "../collective/ops.c"
 #include "../collective/rule.c"
 #include "../collective/store.c"
+#include "../collective/layers.c"
+#include "../collective/plan.c"
+#include "../collective/models.c"
 #endif

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * incnn gradient buckets over a communicator: incnn_allreduce_layers()
+ * (plan, agree on the plan, emulate the backward pass's ready times, pack,
+ * allreduce, unpack) and incnn_comm_probe_cost() (the a + b M model of
+ * this communicator). See include/incnn/wfbp.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll.h"
+#include "include/incnn/wfbp.h"
+
+static double ly_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* sleep until CLOCK_MONOTONIC reaches @t seconds */
+static void ly_sleep_until(double t)
+{
+	struct timespec ts;
+
+	if (!(t > ly_now()))
+		return;
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+void incnn_layers_opts_init(struct incnn_layers_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+/* FNV-1a, 64 bits */
+static uint64_t ly_hash(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t ly_hash_u64(uint64_t h, uint64_t v)
+{
+	uint8_t b[8];
+
+	coll_put64(b, v);
+	return ly_hash(h, b, sizeof(b));
+}
+
+static uint64_t ly_hash_double(uint64_t h, double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return ly_hash_u64(h, u);
+}
+
+/* what every rank sends before the data moves */
+struct ly_digest {
+	uint64_t hash;
+	uint64_t nbuckets;
+};
+
+static int ly_agree(struct incnn_comm *c, const struct ly_digest *me)
+{
+	struct ly_digest *all;
+	int ret, r;
+
+	if (c->world == 1)
+		return 0;
+	all = calloc((size_t)c->world, sizeof(*all));
+	if (!all)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	ret = incnn_comm_allgather_meta(c, me, sizeof(*me), all);
+	for (r = 1; !ret && r < c->world; r++)
+		if (all[r].hash != all[0].hash)
+			ret = incnn_coll_fail(c, -EPROTO, false,
+					      "ranks computed different bucket plans: rank %d has %llu buckets (digest %016llx), rank 0 %llu (%016llx)",
+					      r, (unsigned long long)all[r].nbuckets,
+					      (unsigned long long)all[r].hash,
+					      (unsigned long long)all[0].nbuckets,
+					      (unsigned long long)all[0].hash);
+	free(all);
+	return ret;
+}
+
+static int ly_check(struct incnn_comm *c, const struct incnn_layer *layers,
+		    size_t L, enum incnn_sched s,
+		    const struct incnn_layers_opts *o)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	if ((unsigned int)s >= INCNN_SCHED_COUNT)
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "incnn_allreduce_layers: bad schedule %d",
+				       (int)s);
+	if (L && !layers)
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "incnn_allreduce_layers: NULL layers");
+	if (o->have_cost && (!isfinite(o->alpha) || !isfinite(o->beta) ||
+			     o->alpha < 0 || o->beta < 0))
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "incnn_allreduce_layers: bad cost model a %g, b %g",
+				       o->alpha, o->beta);
+	for (i = 0; i < L; i++) {
+		if (layers[i].count && !layers[i].grad)
+			return incnn_coll_fail(c, -EINVAL, false,
+					       "incnn_allreduce_layers: layer %zu: NULL gradient",
+					       i);
+		if (!isfinite(layers[i].ready) || layers[i].ready < 0 ||
+		    layers[i].ready > 1e6)
+			return incnn_coll_fail(c, -EINVAL, false,
+					       "incnn_allreduce_layers: layer %zu: bad ready time %g",
+					       i, layers[i].ready);
+		total += layers[i].count;
+		if (layers[i].count > (SIZE_MAX / 4) / 2 ||
+		    total > (SIZE_MAX / 4) / 2)
+			return incnn_coll_fail(c, -EINVAL, false,
+					       "incnn_allreduce_layers: too many floats");
+	}
+	return 0;
+}
+
+int incnn_allreduce_layers(struct incnn_comm *c,
+			   const struct incnn_layer *layers, size_t L,
+			   enum incnn_sched s,
+			   const struct incnn_layers_opts *opts,
+			   struct incnn_layers_stats *stats)
+{
+	struct incnn_layers_opts o;
+	struct incnn_plan_layer *pl = NULL;
+	struct incnn_bucket *bk = NULL;
+	struct ly_digest dg;
+	double t0 = ly_now(), a = 0, b = 0, comm = 0;
+	uint64_t bucket_bytes, h, stage_n = 0;
+	size_t nb = 0, i, k;
+	float *stage = NULL;
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	if (opts)
+		o = *opts;
+	else
+		incnn_layers_opts_init(&o);
+	if (stats)
+		stats->nbuckets = 0;
+	ret = ly_check(c, layers, L, s, &o);
+	if (ret)
+		return ret;
+	bucket_bytes = o.bucket_bytes ? o.bucket_bytes :
+		       INCNN_WFBP_DEFAULT_BUCKET_BYTES;
+	if (s == INCNN_SCHED_MGWFBP) {
+		if (o.have_cost) {
+			a = o.alpha;
+			b = o.beta;
+		} else {
+			ret = incnn_comm_probe_cost(c, o.ps, &a, &b);
+			if (ret)
+				return ret;
+		}
+	}
+
+	pl = malloc((L ? L : 1) * sizeof(*pl));
+	bk = malloc((L ? L : 1) * sizeof(*bk));
+	if (!pl || !bk) {
+		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+		goto out;
+	}
+	/* a bucket never starts before its latest layer: running maximum */
+	for (i = 0; i < L; i++) {
+		pl[i].count = layers[i].count;
+		pl[i].ready = i && pl[i - 1].ready > layers[i].ready ?
+			      pl[i - 1].ready : layers[i].ready;
+	}
+	ret = incnn_plan(pl, L, s, a, b, bucket_bytes, bk, &nb);
+	if (ret) {
+		ret = incnn_coll_fail(c, ret, false,
+				      "incnn_allreduce_layers: cannot plan (%s)",
+				      strerror(-ret));
+		goto out;
+	}
+
+	/* every rank must have made the same plan */
+	h = ly_hash_u64(0xcbf29ce484222325ull, (uint64_t)s);
+	h = ly_hash_u64(h, L);
+	for (i = 0; i < L; i++)
+		h = ly_hash_u64(h, pl[i].count);
+	h = ly_hash_u64(h, o.ps);
+	h = ly_hash_double(h, a);
+	h = ly_hash_double(h, b);
+	h = ly_hash_u64(h, s == INCNN_SCHED_FIXED ? bucket_bytes : 0);
+	h = ly_hash_u64(h, nb);
+	for (k = 0; k < nb; k++) {
+		h = ly_hash_u64(h, bk[k].first);
+		h = ly_hash_u64(h, bk[k].nlayers);
+		if (bk[k].nlayers > 1 && bk[k].count > stage_n)
+			stage_n = bk[k].count;
+	}
+	dg.hash = h;
+	dg.nbuckets = nb;
+	ret = ly_agree(c, &dg);
+	if (ret)
+		goto out;
+
+	if (stage_n > c->bucket_stage_cap) {
+		/* kept in the communicator: no page faults every call */
+		free(c->bucket_stage);
+		c->bucket_stage = malloc(stage_n * sizeof(float));
+		c->bucket_stage_cap = c->bucket_stage ? stage_n : 0;
+		if (!c->bucket_stage) {
+			ret = incnn_coll_fail(c, -ENOMEM, false,
+					      "out of memory (%llu staging floats)",
+					      (unsigned long long)stage_n);
+			goto out;
+		}
+	}
+	stage = c->bucket_stage;
+	if (stats) {
+		stats->nbuckets = nb;
+		stats->alpha = a;
+		stats->beta = b;
+	}
+	for (k = 0; k < nb; k++) {
+		const struct incnn_bucket *q = &bk[k];
+		double ready = pl[q->first + q->nlayers - 1].ready, t1, t2;
+		float *buf = stage;
+		size_t off;
+
+		ly_sleep_until(t0 + ready);
+		t1 = ly_now();
+		if (q->nlayers == 1) {
+			buf = layers[q->first].grad;
+		} else {
+			for (off = 0, i = q->first; i < q->first + q->nlayers; i++) {
+				if (layers[i].count)
+					memcpy(stage + off, layers[i].grad,
+					       layers[i].count * sizeof(float));
+				off += layers[i].count;
+			}
+		}
+		ret = o.ps ? incnn_allreduce_ps(c, buf, q->count) :
+		      incnn_allreduce(c, buf, q->count);
+		if (ret)
+			goto out;
+		if (q->nlayers > 1)
+			for (off = 0, i = q->first; i < q->first + q->nlayers; i++) {
+				if (layers[i].count)
+					memcpy(layers[i].grad, stage + off,
+					       layers[i].count * sizeof(float));
+				off += layers[i].count;
+			}
+		t2 = ly_now();
+		comm += t2 - t1;
+		if (stats && stats->bucket && k < stats->cap) {
+			struct incnn_bucket_stat *st = &stats->bucket[k];
+
+			st->first = q->first;
+			st->nlayers = q->nlayers;
+			st->count = q->count;
+			st->ready = ready;
+			st->start = t1 - t0;
+			st->end = t2 - t0;
+		}
+	}
+out:
+	if (stats) {
+		stats->total = ly_now() - t0;
+		stats->comm = comm;
+	}
+	free(bk);
+	free(pl);
+	return ret;
+}
+
+/* --- the cost model ------------------------------------------------------- */
+
+#define LY_PROBE_REPS	3
+
+int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
+			  double *b_out)
+{
+	static const size_t sizes[] = { 4096, 65536, 1 << 20, 4 << 20 };
+	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+	double best[sizeof(sizes) / sizeof(sizes[0])], mine[2], *all = NULL;
+	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, den;
+	size_t i, j, n = sizes[ns - 1] / 4;
+	float *buf;
+	int ret = 0;
+
+	if (!c)
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	if (c->cost_known[ps]) {
+		*a_out = c->cost_a[ps];
+		*b_out = c->cost_b[ps];
+		return 0;
+	}
+	buf = malloc(n * sizeof(float));
+	all = calloc((size_t)c->world, sizeof(mine));
+	if (!buf || !all) {
+		free(buf);
+		free(all);
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	}
+	for (i = 0; i < ns && !ret; i++) {
+		best[i] = INFINITY;
+		for (j = 0; j < LY_PROBE_REPS && !ret; j++) {
+			size_t k, m = sizes[i] / 4;
+			double t;
+
+			for (k = 0; k < m; k++)
+				buf[k] = 0x1p-10f * (float)(k % 7);
+			ret = incnn_comm_barrier(c);
+			if (ret)
+				break;
+			t = ly_now();
+			ret = ps ? incnn_allreduce_ps(c, buf, m) :
+			      incnn_allreduce(c, buf, m);
+			t = ly_now() - t;
+			if (t < best[i])
+				best[i] = t;
+		}
+	}
+	free(buf);
+	if (ret) {
+		free(all);
+		return ret;
+	}
+	/*
+	 * least squares t = a + b x, relative (weights 1/t^2, so that the
+	 * small sizes, which carry a, count as much as the large ones),
+	 * clamped to a, b >= 0
+	 */
+	for (i = 0; i < ns; i++) {
+		double x = (double)sizes[i];
+		double w = best[i] > 0 ? 1 / (best[i] * best[i]) : 1;
+
+		sw += w;
+		sx += w * x;
+		sy += w * best[i];
+		sxx += w * x * x;
+		sxy += w * x * best[i];
+	}
+	den = sw * sxx - sx * sx;
+	b = den > 0 ? (sw * sxy - sx * sy) / den : 0;
+	a = (sy - b * sx) / sw;
+	if (!(b >= 0)) {
+		b = 0;
+		a = sy / sw;
+	}
+	if (!(a >= 0)) {
+		a = 0;
+		b = sxx > 0 ? sxy / sxx : 0;
+	}
+	mine[0] = a;
+	mine[1] = b;
+	ret = incnn_comm_allgather_meta(c, mine, sizeof(mine), all);
+	if (!ret) {
+		c->cost_a[ps] = all[0];
+		c->cost_b[ps] = all[1];
+		c->cost_known[ps] = true;
+		*a_out = all[0];
+		*b_out = all[1];
+	}
+	free(all);
+	return ret;
+}
