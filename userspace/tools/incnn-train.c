@@ -161,7 +161,8 @@ static int parse_hidden(struct tr_opts *o, const char *s)
 	char buf[256], *tok, *save = NULL;
 	long v;
 
-	if (strlen(s) >= sizeof(buf) || !*s || s[strlen(s) - 1] == ',')
+	if (strlen(s) >= sizeof(buf) || !*s || s[0] == ',' ||
+	    s[strlen(s) - 1] == ',' || strstr(s, ",,"))
 		return -EINVAL;
 	strcpy(buf, s);
 	o->nhidden = 0;

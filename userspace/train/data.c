@@ -155,7 +155,10 @@ int tr_data_synth(struct tr_data *d, int n_train, int n_test, uint64_t seed)
 		c = (int)(incnn_rng_next(&rng) % TR_CLASSES);
 		d->label[i] = (uint8_t)c;
 		for (k = 0; k < 784; k++) {
-			int v = proto[c][k] + (int)(incnn_rng_next(&rng) % 201) - 100;
+			/* 60%: the class's pixel, else another class's */
+			uint64_t u = incnn_rng_next(&rng);
+			int src = u % 10 < 6 ? c : (int)((u >> 8) % TR_CLASSES);
+			int v = proto[src][k] + (int)((u >> 16) % 121) - 60;
 
 			x[k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 		}

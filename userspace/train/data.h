@@ -17,8 +17,9 @@
  *
  * The file must be exactly that long. The synthetic dataset (tests, no
  * download) has the same shape: 10 classes of 28 x 28 images, each class
- * a random prototype image, each sample its prototype with every pixel
- * moved by uniform noise; deterministic from its seed.
+ * a random prototype image; every pixel of a sample is its class's
+ * prototype pixel (60%) or a random class's, plus uniform noise in
+ * [-60, 60]; deterministic from its seed.
  */
 #ifndef INCNN_TRAIN_DATA_H
 #define INCNN_TRAIN_DATA_H
