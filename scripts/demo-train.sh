@@ -127,10 +127,16 @@ for c in "${configs[@]}"; do
 		"$log" >"$res/.train-$name.iter.dat"
 	awk '$1 == "epoch" { for (i = 1; i < NF; i++) { if ($i == "test_loss") tl = $(i + 2); if ($i == "test_acc") a = $(i + 1) }
 	     print $2, tl, a * 100 }' "$log" >"$res/.train-$name.epoch.dat"
-	t=$(label "$codec" "$bound")
-	plotcmd_loss+="'$res/.train-$name.iter.dat' using 1:2 with lines lw 1.5 title '$t', "
-	plotcmd_tl+="'$res/.train-$name.epoch.dat' using 1:2 with linespoints lw 1.5 pt 7 ps 0.6 title '$t', "
-	plotcmd_acc+="'$res/.train-$name.epoch.dat' using 1:3 with linespoints lw 1.5 pt 7 ps 0.6 title '$t', "
+	# colour: the bound; solid: inceptionn, dashed: ebq; black: none
+	case $bound in
+	10) lc='#1f77b4' ;; 8) lc='#2ca02c' ;; 6) lc='#d62728' ;; *) lc='#000000' ;;
+	esac
+	[ "$codec" = ebq ] && dt=2 || dt=1
+	[ "$codec" = none ] && t="no compression" || t="$codec 2^{-$bound}"
+	style="lc rgb '$lc' dt $dt lw 1.5 title '$t'"
+	plotcmd_loss+="'$res/.train-$name.iter.dat' using 1:2 with lines $style, "
+	plotcmd_tl+="'$res/.train-$name.epoch.dat' using 1:2 with linespoints pt 7 ps 0.6 $style, "
+	plotcmd_acc+="'$res/.train-$name.epoch.dat' using 1:3 with linespoints pt 7 ps 0.6 $style, "
 done
 gnuplot <<EOF
 set terminal pngcairo size 1200,480 font ",10"
