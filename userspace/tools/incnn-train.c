@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * incnn-train: data-parallel training of INCEPTIONN's HDC network (an MLP
+ * on MNIST) over the incnn collective library.
+ *
+ *	incnn-train -n 4 --data mnist.bin --epochs 10 --log train.log
+ *	MASTER_ADDR=h0 MASTER_PORT=29500 RANK=r WORLD_SIZE=4 \
+ *		incnn-train --data mnist.bin --iters 20 --codec auto --log l
+ *
+ * Every rank holds the same replica. Each iteration every rank takes its
+ * slice of the global batch (the epoch's shuffled order, rank r takes
+ * samples r*B .. r*B+B-1 of the iteration's N*B), computes the mean
+ * gradient over its B samples, the gradients are summed with
+ * incnn_allreduce() (ring) or incnn_allreduce_ps() and divided by N, and
+ * every rank applies the same SGD step. Rank 0 writes the log: every
+ * iteration's training loss (mean over the global batch, exactly, as a
+ * hex float and decimal), and per epoch the held-out test loss and
+ * accuracy and a digest of every replica's weights (which must agree).
+ * docs/training.md has the details.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/incnn.h>
+#include "codec.h"
+#include "toolutil.h"
+#include "../collective/include/incnn/collective.h"
+#include "../train/data.h"
+#include "../train/mlp.h"
+
+#define PROG		"incnn-train"
+#define MAX_LOCAL	64
+#define EVAL_BATCH	100
+#define SYNTH_TRAIN	2000
+#define SYNTH_TEST	400
+
+#define usage_err(...)	tu_error(PROG, TU_EXIT_USAGE, __VA_ARGS__)
+#define fail(...)	tu_error(PROG, TU_EXIT_RUNTIME, __VA_ARGS__)
+
+struct tr_opts {
+	int local;			/* -n: ranks to launch, 0: env */
+	bool ps;
+	const char *codec_name;		/* NULL: auto */
+	const struct incnn_codec *codec;
+	unsigned int param;
+	int epochs;
+	long iters;			/* 0: no limit */
+	const char *data;
+	const char *log;
+	uint64_t seed;
+	int nhidden;
+	int hidden[TR_MAX_LAYERS];
+	int batch;
+	double lr, momentum, wd;
+	int tos;
+	int timeout_ms;
+	bool quiet;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " PROG " --data FILE|synth [-n RANKS] [--epochs E] [--iters K]\n"
+"                   [--algo ring|ps] [--codec none|auto|inceptionn|ebq]\n"
+"                   [--bound 2^-K] [--log FILE] [--seed S] [--hidden LIST]\n"
+"                   [--batch B] [--lr X] [--momentum X] [--wd X] [--tos TOS]\n"
+"                   [--timeout MS] [--quiet]\n"
+"\n"
+"Data-parallel SGD of an MLP (INCEPTIONN's HDC network: 784-500-500-500-\n"
+"500-10, ReLU, softmax cross-entropy) with the incnn collective summing\n"
+"the gradients. With -n, launch RANKS local ranks (processes on\n"
+"127.0.0.1); without it, run as one rank of a job described by\n"
+"MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE. Rank 0 writes the log.\n"
+"\n"
+"  -d, --data FILE    dataset (scripts/mnist-fetch.sh), or 'synth' for\n"
+"                     the built-in synthetic one (%d train, %d test)\n"
+"  -n, --ranks N      local ranks to launch, 1..%d\n"
+"  -e, --epochs E     epochs (default 10)\n"
+"  -i, --iters K      stop after K iterations (default: no limit)\n"
+"  -a, --algo A       ring (default) or ps (workers -> rank 0 -> workers)\n"
+"  -c, --codec NAME   none, auto (default: the module's rule for the ToS),\n"
+"                     inceptionn or ebq (emulated in userspace)\n"
+"      --bound 2^-K   error bound of inceptionn and ebq (default 2^-10)\n"
+"  -l, --log FILE     the log (rank 0; default: none)\n"
+"  -s, --seed S       seed of the initial weights and the order (default 1)\n"
+"      --hidden LIST  hidden layer sizes (default 500,500,500,500)\n"
+"      --batch B      samples per rank per iteration (default 25)\n"
+"      --lr X         learning rate (default 0.1)\n"
+"      --momentum X   momentum (default 0.9)\n"
+"      --wd X         weight decay (default 5e-5)\n"
+"      --tos TOS      IP ToS of the gradient sockets (default 0x28)\n"
+"      --timeout MS   a rank making no progress for MS fails the job\n"
+"                     (default 300000)\n"
+"  -q, --quiet        no progress lines on stderr\n"
+"  -h, --help         this help\n",
+		SYNTH_TRAIN, SYNTH_TEST, MAX_LOCAL);
+}
+
+enum {
+	OPT_BOUND = 256,
+	OPT_HIDDEN,
+	OPT_BATCH,
+	OPT_LR,
+	OPT_MOMENTUM,
+	OPT_WD,
+	OPT_TOS,
+	OPT_TIMEOUT,
+};
+
+static const struct option long_opts[] = {
+	{ "data", required_argument, NULL, 'd' },
+	{ "ranks", required_argument, NULL, 'n' },
+	{ "epochs", required_argument, NULL, 'e' },
+	{ "iters", required_argument, NULL, 'i' },
+	{ "algo", required_argument, NULL, 'a' },
+	{ "codec", required_argument, NULL, 'c' },
+	{ "bound", required_argument, NULL, OPT_BOUND },
+	{ "log", required_argument, NULL, 'l' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "hidden", required_argument, NULL, OPT_HIDDEN },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "lr", required_argument, NULL, OPT_LR },
+	{ "momentum", required_argument, NULL, OPT_MOMENTUM },
+	{ "wd", required_argument, NULL, OPT_WD },
+	{ "tos", required_argument, NULL, OPT_TOS },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* an integer in [min, max], decimal or 0x hex, whole string */
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_hidden(struct tr_opts *o, const char *s)
+{
+	char buf[256], *tok, *save = NULL;
+	long v;
+
+	if (strlen(s) >= sizeof(buf) || !*s || s[0] == ',' ||
+	    s[strlen(s) - 1] == ',' || strstr(s, ",,"))
+		return -EINVAL;
+	strcpy(buf, s);
+	o->nhidden = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->nhidden == TR_MAX_LAYERS - 1 ||
+		    parse_long(tok, 1, TR_MAX_DIM, &v))
+			return -EINVAL;
+		o->hidden[o->nhidden++] = (int)v;
+	}
+	return 0;
+}
+
+/* a number in (min, max] (or [0, max] when zero_ok) */
+static int parse_real(const char *s, double max, bool zero_ok, double *out)
+{
+	double v;
+
+	if (tu_parse_double(s, &v) || v < 0 || (!zero_ok && v == 0) || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(struct tr_opts *o, int argc, char **argv)
+{
+	const char *bound = NULL;
+	uint64_t u;
+	long l;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->epochs = 10;
+	o->seed = 1;
+	o->nhidden = 4;
+	o->hidden[0] = o->hidden[1] = o->hidden[2] = o->hidden[3] = 500;
+	o->batch = 25;
+	o->lr = 0.1;
+	o->momentum = 0.9;
+	o->wd = 5e-5;
+	o->tos = INCNN_COLL_DEFAULT_TOS;
+	o->timeout_ms = 300000;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:n:e:i:a:c:l:s:qh", long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'd':
+			o->data = optarg;
+			break;
+		case 'n':
+			if (parse_long(optarg, 1, MAX_LOCAL, &l))
+				return usage_err("-n %s: must be 1..%d", optarg,
+						 MAX_LOCAL);
+			o->local = (int)l;
+			break;
+		case 'e':
+			if (parse_long(optarg, 1, 100000, &l))
+				return usage_err("--epochs %s: must be 1..100000",
+						 optarg);
+			o->epochs = (int)l;
+			break;
+		case 'i':
+			if (parse_long(optarg, 1, 1000000000, &l))
+				return usage_err("--iters %s: must be 1..1000000000",
+						 optarg);
+			o->iters = l;
+			break;
+		case 'a':
+			if (!strcmp(optarg, "ring"))
+				o->ps = false;
+			else if (!strcmp(optarg, "ps"))
+				o->ps = true;
+			else
+				return usage_err("--algo %s: must be ring or ps",
+						 optarg);
+			break;
+		case 'c':
+			o->codec_name = optarg;
+			break;
+		case OPT_BOUND:
+			bound = optarg;
+			break;
+		case 'l':
+			o->log = optarg;
+			break;
+		case 's':
+			if (tu_parse_u64(optarg, &u))
+				return usage_err("--seed %s: must be a non-negative integer",
+						 optarg);
+			o->seed = u;
+			break;
+		case OPT_HIDDEN:
+			if (parse_hidden(o, optarg))
+				return usage_err("--hidden %s: must be 1..%d sizes of 1..%d, comma-separated",
+						 optarg, TR_MAX_LAYERS - 1,
+						 TR_MAX_DIM);
+			break;
+		case OPT_BATCH:
+			if (parse_long(optarg, 1, 4096, &l))
+				return usage_err("--batch %s: must be 1..4096",
+						 optarg);
+			o->batch = (int)l;
+			break;
+		case OPT_LR:
+			if (parse_real(optarg, 100, false, &o->lr))
+				return usage_err("--lr %s: must be a number in (0, 100]",
+						 optarg);
+			break;
+		case OPT_MOMENTUM:
+			if (parse_real(optarg, 0.999999, true, &o->momentum))
+				return usage_err("--momentum %s: must be a number in [0, 1)",
+						 optarg);
+			break;
+		case OPT_WD:
+			if (parse_real(optarg, 1, true, &o->wd))
+				return usage_err("--wd %s: must be a number in [0, 1]",
+						 optarg);
+			break;
+		case OPT_TOS:
+			if (parse_long(optarg, 0, 255, &l))
+				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
+						 optarg);
+			o->tos = (int)l;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_long(optarg, 1, 86400000, &l))
+				return usage_err("--timeout %s: must be 1..86400000 ms",
+						 optarg);
+			o->timeout_ms = (int)l;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case ':':
+		case '?':
+		default:
+			return tu_getopt_error(PROG, c, argv);
+		}
+	}
+	if (optind < argc)
+		return usage_err("unexpected argument '%s'", argv[optind]);
+	if (!o->data)
+		return usage_err("--data FILE is required (scripts/mnist-fetch.sh, or synth)");
+	if (o->codec_name && strcmp(o->codec_name, "auto") &&
+	    strcmp(o->codec_name, "none")) {
+		o->codec = incnn_codec_find(o->codec_name);
+		if (!o->codec || !tu_codec_takes_bound(o->codec))
+			return usage_err("--codec %s: must be none, auto, inceptionn or ebq",
+					 o->codec_name);
+		o->param = o->codec->default_param;
+	}
+	if (bound) {
+		unsigned int k;
+
+		if (!o->codec)
+			return usage_err("--bound needs --codec inceptionn or ebq");
+		if (tu_parse_bound(bound, &k))
+			return usage_err("--bound %s: must be 2^-K with K in %d..%d",
+					 bound, INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
+		o->param = k;
+	}
+	return 0;
+}
+
+/* --- one rank --------------------------------------------------------- */
+
+/* per-rank figures gathered through the store at an epoch's end */
+struct tr_meta {
+	uint64_t digest;
+	double test_loss;	/* sum over this rank's test shard */
+	int64_t correct;
+	double comm_s;		/* seconds in allreduce, this epoch */
+};
+
+static const char *codec_label(unsigned int id, unsigned int param,
+			       char *buf, size_t len)
+{
+	const struct incnn_codec *c = incnn_codec_get(id);
+
+	if (!id || !c)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%s 2^-%u", c->name, param);
+	return buf;
+}
+
+struct tr_run {
+	const struct tr_opts *o;
+	const struct tr_data *d;
+	struct incnn_comm *comm;
+	struct tr_mlp m;
+	FILE *log;
+	int rank, N;
+	float *x;
+	uint8_t *y;
+	int *perm;
+	double t0, last_progress;
+};
+
+/* test loss and accuracy of this rank's shard of the test split */
+static void evaluate(struct tr_run *r, double *loss, int64_t *correct)
+{
+	const struct tr_data *d = r->d;
+	int lo = (int)((int64_t)d->n_test * r->rank / r->N);
+	int hi = (int)((int64_t)d->n_test * (r->rank + 1) / r->N);
+	long ok = 0;
+	int i, b, n;
+
+	*loss = 0;
+	for (i = lo; i < hi; i += n) {
+		n = hi - i < EVAL_BATCH ? hi - i : EVAL_BATCH;
+		for (b = 0; b < n; b++)
+			tr_data_get(d, d->n_train + i + b,
+				    r->x + (size_t)b * d->dim, r->y + b);
+		*loss += tr_mlp_forward(&r->m, r->x, n, r->y, &ok);
+	}
+	*correct = ok;
+}
+
+/* gather the digests (and test figures); rank 0 checks the replicas */
+static int gather(struct tr_run *r, struct tr_meta *me, struct tr_meta *all)
+{
+	int i;
+
+	me->digest = tr_mlp_digest(&r->m);
+	if (incnn_comm_allgather_meta(r->comm, me, sizeof(*me), all))
+		return fail("rank %d: %s", r->rank,
+			    incnn_comm_strerror(r->comm));
+	for (i = 1; i < r->N; i++)
+		if (all[i].digest != all[0].digest)
+			return fail("replicas differ: rank %d's weights %016" PRIx64
+				    ", rank 0's %016" PRIx64, i, all[i].digest,
+				    all[0].digest);
+	return 0;
+}
+
+static int train(struct tr_run *r)
+{
+	const struct tr_opts *o = r->o;
+	const struct tr_data *d = r->d;
+	struct tr_mlp *m = &r->m;
+	int B = o->batch, N = r->N, G = B * N;
+	int ipe = d->n_train / G, epoch = 0, b, i;
+	long it = 0, total;
+	struct tr_meta me, *all;
+	double epoch_t0, comm_s = 0, train_sum = 0;
+	bool stop = false;
+	int ret = 0;
+
+	if (ipe < 1)
+		return fail("%d training samples are fewer than one global batch of %d",
+			    d->n_train, G);
+	total = (long)ipe * o->epochs;
+	if (o->iters && o->iters < total)
+		total = o->iters;
+	all = calloc(N, sizeof(*all) > sizeof(double) ? sizeof(*all) :
+		     sizeof(double));
+	if (!all)
+		return fail("out of memory");
+	if (r->log)
+		fprintf(r->log, "# %ld iterations of %d global samples, %d per epoch\n",
+			total, G, ipe);
+
+	epoch_t0 = tu_now();
+	while (!stop) {
+		epoch++;
+		tr_shuffle(r->perm, d->n_train, o->seed, epoch);
+		train_sum = 0;
+		comm_s = 0;
+		epoch_t0 = tu_now();
+		for (i = 0; i < ipe && it < total; i++) {
+			const int *slice = r->perm + (size_t)i * G + (size_t)r->rank * B;
+			double loss, *losses = (double *)all, sum, t;
+
+			for (b = 0; b < B; b++)
+				tr_data_get(d, slice[b], r->x + (size_t)b * d->dim,
+					    r->y + b);
+			loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
+			tr_mlp_backward(m, B, r->y);
+			t = tu_now();
+			ret = o->ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
+			      incnn_allreduce(r->comm, m->grad, m->nparams);
+			if (!ret)
+				ret = incnn_comm_allgather_meta(r->comm, &loss,
+								sizeof(loss),
+								losses);
+			comm_s += tu_now() - t;
+			if (ret) {
+				ret = fail("rank %d: iteration %ld: %s", r->rank,
+					   it + 1, incnn_comm_strerror(r->comm));
+				goto out;
+			}
+			if (N > 1) {
+				size_t k;
+
+				for (k = 0; k < m->nparams; k++)
+					m->grad[k] /= (float)N;
+			}
+			tr_mlp_sgd(m, (float)o->lr, (float)o->momentum,
+				   (float)o->wd);
+			it++;
+			/* the global batch's mean loss, ranks in order */
+			sum = 0;
+			for (b = 0; b < N; b++)
+				sum += losses[b];
+			sum /= G;
+			train_sum += sum;
+			if (r->rank)
+				continue;
+			if (r->log)
+				fprintf(r->log, "iter %ld epoch %d loss %a %.9g\n",
+					it, epoch, sum, sum);
+			t = tu_now();
+			if (!o->quiet && t - r->last_progress >= 5) {
+				double el = t - r->t0;
+
+				fprintf(stderr, PROG ": epoch %d/%ld iter %ld/%ld loss %.4f elapsed %.0f s ETA %.0f s\n",
+					epoch, (total + ipe - 1) / ipe, it, total, sum,
+					el, el / it * (total - it));
+				r->last_progress = t;
+			}
+		}
+		stop = it >= total;
+		if (i < ipe) {
+			/* stopped within the epoch (--iters): digest only */
+			ret = gather(r, &me, all);
+			if (ret)
+				goto out;
+			if (r->log)
+				fprintf(r->log, "stop iter %ld epoch %d digest %016" PRIx64
+					" identical %d seconds %.3f\n",
+					it, epoch, all[0].digest, N, tu_now() - r->t0);
+			break;
+		}
+		evaluate(r, &me.test_loss, &me.correct);
+		me.comm_s = comm_s;
+		ret = gather(r, &me, all);
+		if (ret)
+			goto out;
+		if (r->rank == 0) {
+			double tl = 0, secs = tu_now() - epoch_t0, mean;
+			int64_t ok = 0;
+
+			for (b = 0; b < N; b++) {
+				tl += all[b].test_loss;
+				ok += all[b].correct;
+			}
+			tl /= d->n_test;
+			mean = train_sum / ipe;
+			if (r->log) {
+				fprintf(r->log, "epoch %d iter %ld train_loss %a %.9g test_loss %a %.9g test_acc %.4f correct %" PRId64
+					" test %d digest %016" PRIx64 " identical %d seconds %.3f comm %.3f\n",
+					epoch, it, mean, mean, tl, tl,
+					(double)ok / d->n_test, ok, d->n_test,
+					all[0].digest, N, secs, all[0].comm_s);
+				fflush(r->log);
+			}
+			if (!o->quiet) {
+				double el = tu_now() - r->t0;
+
+				fprintf(stderr, PROG ": epoch %d/%ld done: test acc %.4f loss %.4f, %.1f s/epoch, ETA %.0f s\n",
+					epoch, (total + ipe - 1) / ipe,
+					(double)ok / d->n_test, tl, secs,
+					el / it * (total - it));
+				r->last_progress = tu_now();
+			}
+		}
+	}
+	if (r->log)
+		fprintf(r->log, "done iters %ld epochs %d digest %016" PRIx64
+			" seconds %.3f\n", it, epoch, all[0].digest,
+			tu_now() - r->t0);
+out:
+	free(all);
+	return ret;
+}
+
+static int run_rank(const struct tr_opts *o, const struct tr_data *d,
+		    struct incnn_comm_config *cfg)
+{
+	struct tr_run r = { .o = o, .d = d };
+	int dims[TR_MAX_LAYERS + 1], i, ret, status = 0, maxb;
+	char err[512], arch[128], label[48];
+	unsigned int codec, param;
+
+	dims[0] = d->dim;
+	for (i = 0; i < o->nhidden; i++)
+		dims[i + 1] = o->hidden[i];
+	dims[o->nhidden + 1] = TR_CLASSES;
+	maxb = o->batch > EVAL_BATCH ? o->batch : EVAL_BATCH;
+	ret = tr_mlp_init(&r.m, o->nhidden + 1, dims, maxb, o->seed);
+	if (ret)
+		return fail("cannot allocate the network: %s", strerror(-ret));
+	r.x = malloc(sizeof(float) * (size_t)maxb * d->dim);
+	r.y = malloc(maxb);
+	r.perm = malloc(sizeof(int) * d->n_train);
+	if (!r.x || !r.y || !r.perm) {
+		status = fail("out of memory");
+		goto out_free;
+	}
+	ret = incnn_comm_create(&r.comm, cfg, err, sizeof(err));
+	if (ret) {
+		status = fail("%s", err);
+		goto out_free;
+	}
+	r.rank = incnn_comm_rank(r.comm);
+	r.N = incnn_comm_size(r.comm);
+	incnn_comm_codec(r.comm, &codec, &param);
+	codec_label(codec, param, label, sizeof(label));
+	tr_mlp_arch(&r.m, arch, sizeof(arch));
+	if (r.rank == 0 && o->log) {
+		r.log = fopen(o->log, "w");
+		if (!r.log)
+			status = fail("%s: %s", o->log, strerror(errno));
+	}
+	/* every rank learns whether rank 0 could open its log */
+	{
+		int bad = status, *all = calloc(r.N, sizeof(int));
+
+		if (!all || incnn_comm_allgather_meta(r.comm, &bad, sizeof(bad), all)) {
+			status = status ? status : fail("rank %d: %s", r.rank,
+							incnn_comm_strerror(r.comm));
+		} else if (all[0]) {
+			status = TU_EXIT_RUNTIME;
+		}
+		free(all);
+		if (status)
+			goto out;
+	}
+	if (r.log) {
+		fprintf(r.log, "# " PROG ": %d rank%s (%s), algo %s, codec %s, arch %s (%zu parameters), batch %d per rank (%d global), lr %g, momentum %g, weight decay %g, seed %" PRIu64 "\n",
+			r.N, r.N == 1 ? "" : "s", o->local ? "local processes" : "env",
+			o->ps ? "ps" : "ring", label, arch, r.m.nparams, o->batch,
+			o->batch * r.N, o->lr, o->momentum, o->wd, o->seed);
+		fprintf(r.log, "# data %s: %d train, %d test\n", o->data,
+			d->n_train, d->n_test);
+	}
+	if (r.rank == 0 && !o->quiet)
+		fprintf(stderr, PROG ": %d rank%s, codec %s, arch %s, data %s (%d train, %d test)\n",
+			r.N, r.N == 1 ? "" : "s", label, arch, o->data,
+			d->n_train, d->n_test);
+	r.t0 = tu_now();
+	r.last_progress = r.t0;
+	status = train(&r);
+out:
+	if (r.log && fclose(r.log) && !status)
+		status = fail("%s: %s", o->log, strerror(errno));
+	incnn_comm_destroy(r.comm);
+out_free:
+	free(r.x);
+	free(r.y);
+	free(r.perm);
+	tr_mlp_free(&r.m);
+	return status;
+}
+
+static void base_config(const struct tr_opts *o, struct incnn_comm_config *cfg)
+{
+	incnn_comm_config_init(cfg);
+	cfg->tos = o->tos;
+	cfg->timeout_ms = o->timeout_ms;
+	if (!o->codec_name || !strcmp(o->codec_name, "auto")) {
+		cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
+	} else if (!strcmp(o->codec_name, "none")) {
+		cfg->codec_mode = INCNN_COLL_CODEC_NONE;
+	} else {
+		cfg->codec_mode = INCNN_COLL_CODEC_EMULATE;
+		cfg->codec_id = o->codec->id;
+		cfg->codec_param = o->param;
+	}
+}
+
+/* -n: every rank a process on 127.0.0.1, rank 0's store on a free port */
+static int run_local(const struct tr_opts *o, const struct tr_data *d)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	pid_t pid[MAX_LOCAL];
+	int fd, r, status, worst = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fd, 4 * o->local + 16) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len))
+		return fail("cannot listen on 127.0.0.1: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	for (r = 0; r < o->local; r++) {
+		pid[r] = fork();
+		if (pid[r] < 0) {
+			worst = fail("fork: %s", strerror(errno));
+			while (r--)
+				kill(pid[r], SIGKILL);
+			close(fd);
+			return worst;
+		}
+		if (pid[r] == 0) {
+			struct incnn_comm_config cfg;
+
+			base_config(o, &cfg);
+			cfg.master_addr = "127.0.0.1";
+			cfg.master_port = ntohs(a.sin_port);
+			cfg.rank = r;
+			cfg.world_size = o->local;
+			if (r == 0) {
+				cfg.store_fd = fd;
+			} else {
+				close(fd);
+				/* rank 0 reports the job's error */
+				if (!freopen("/dev/null", "w", stderr))
+					_exit(TU_EXIT_RUNTIME);
+			}
+			status = run_rank(o, d, &cfg);
+			tr_data_free((struct tr_data *)d);
+			exit(status);
+		}
+	}
+	close(fd);
+	for (r = 0; r < o->local; r++) {
+		if (waitpid(pid[r], &status, 0) < 0)
+			continue;
+		if (WIFSIGNALED(status)) {
+			fail("rank %d died of signal %d", r, WTERMSIG(status));
+			worst = TU_EXIT_RUNTIME;
+		} else if (WEXITSTATUS(status) && !worst) {
+			worst = WEXITSTATUS(status);
+		}
+	}
+	return worst;
+}
+
+int main(int argc, char **argv)
+{
+	struct incnn_comm_config cfg;
+	struct tr_data d;
+	struct tr_opts o;
+	char err[512];
+	int ret = parse_args(&o, argc, argv);
+
+	if (ret)
+		return ret;
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(o.data, "synth"))
+		ret = tr_data_synth(&d, SYNTH_TRAIN, SYNTH_TEST, 42);
+	else
+		ret = tr_data_load(&d, o.data, err, sizeof(err));
+	if (ret)
+		return ret == -ENOMEM ? fail("out of memory for the dataset") :
+		       fail("%s", ret == -EINVAL && !strcmp(o.data, "synth") ?
+			    "synth: bad size" : err);
+	if (o.local) {
+		ret = run_local(&o, &d);
+	} else {
+		base_config(&o, &cfg);
+		ret = run_rank(&o, &d, &cfg);
+	}
+	tr_data_free(&d);
+	return ret;
+}
