@@ -35,11 +35,14 @@ cluster_setup 4 "$rate" || { say "cannot set up the cluster"; exit 1; }
 plan=()
 first=1
 for size in $sizes; do
-	plan+=("$size WA ps none 0" "$size INC ring none 0")
-	for c in inceptionn ebq; do
-		for k in 10 8 6; do
-			[ -z "$first" ] && [ "$k" != 10 ] && continue
-			plan+=("$size WA+C ps $c $k" "$size INC+C ring $c $k")
+	for a in "WA ps" "INC ring"; do
+		read -r cfg algo <<<"$a"
+		plan+=("$size $cfg $algo none 0")
+		for c in inceptionn ebq; do
+			for k in 10 8 6; do
+				[ -z "$first" ] && [ "$k" != 10 ] && continue
+				plan+=("$size $cfg+C $algo $c $k")
+			done
 		done
 	done
 	first=
