@@ -39,6 +39,7 @@ static inline int incnn_lz4_bound(int len)
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include <sys/types.h>
@@ -53,6 +54,9 @@ typedef __UINT64_TYPE__ u64;
 #error "userspace build of the codec library assumes a little-endian host"
 #endif
 
+#ifndef __aligned
+#define __aligned(x)	__attribute__((aligned(x)))
+#endif
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #ifndef ARRAY_SIZE
