@@ -8,6 +8,8 @@ tag in bits 2j+1..2j; 0, 1, 2 or 4 payload bytes). For every tag byte:
   dec: 16-byte shuffle that spreads packed payload bytes back to lanes
        (bytes past a value's length are zeroed: index 128)
   len: payload bytes of the four values
+and spread[256]: bit j of the index moved to bit 2j (the tag word from
+the masks of the tags' low and high bits).
 Usage: scripts/gen-simd-tables.py > kmod/codec/simd_tables.c
 """
 
@@ -34,7 +36,7 @@ def dec(b):
 
 
 def table(name, fn):
-    out = ["const u8 %s[256][16] __aligned(16) = {" % name]
+    out = ["const u8 %s[256][16] = {" % name]
     for b in range(256):
         out.append("\t{ %s }," % ", ".join(str(x) for x in fn(b)))
     out.append("};")
@@ -57,4 +59,10 @@ lens = [sum(L[t] for t in tags(b)) for b in range(256)]
 print("const u8 incnn_simd_len[256] = {")
 for r in range(0, 256, 16):
     print("\t%s," % ", ".join(str(x) for x in lens[r:r + 16]))
+print("};")
+print()
+print("const u16 incnn_simd_spread[256] = {")
+sp = [sum(((b >> j) & 1) << (2 * j) for j in range(8)) for b in range(256)]
+for r in range(0, 256, 8):
+    print("\t%s," % ", ".join("0x%04x" % x for x in sp[r:r + 8]))
 print("};")

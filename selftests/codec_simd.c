@@ -181,6 +181,11 @@ TEST(tables)
 			}
 			off += l;
 		}
+		uint16_t spread = 0;
+
+		for (unsigned int j = 0; j < 8; j++)
+			spread |= ((t >> j) & 1) << (2 * j);
+		ASSERT_EQ(spread, incnn_simd_spread[t]);
 		ASSERT_EQ(off, incnn_simd_len[t]);
 		ASSERT_EQ(0, memcmp(enc, incnn_simd_enc_shuf[t], 16));
 		ASSERT_EQ(0, memcmp(dec, incnn_simd_dec_shuf[t], 16));

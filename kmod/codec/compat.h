@@ -49,14 +49,12 @@ typedef __UINT8_TYPE__ u8;
 typedef __UINT16_TYPE__ u16;
 typedef __UINT32_TYPE__ u32;
 typedef __UINT64_TYPE__ u64;
+typedef __INT32_TYPE__ s32;
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "userspace build of the codec library assumes a little-endian host"
 #endif
 
-#ifndef __aligned
-#define __aligned(x)	__attribute__((aligned(x)))
-#endif
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #ifndef ARRAY_SIZE

@@ -20,7 +20,7 @@ ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			      size_t cap, void *scratch,
 			      struct incnn_hist *hist)
 {
-	v8si n1 = V8(0), n2 = V8(0), n3 = V8(0);
+	v8si n1 = avx2_set1(0), n2 = avx2_set1(0), n3 = avx2_set1(0);
 	struct incnn_enc_pos at = { 0 };
 	size_t n = len / 4, i = 0, pos;
 
@@ -32,16 +32,17 @@ ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 
 	for (; n - i >= STEP && cap - pos >= STEP_ROOM; i += STEP) {
 		v8si x = avx2_load8(in + 4 * i);
-		v8si s = V8(151 - k) - ((x >> 23) & 0xff);
-		v8si big = s > V8(31), raw = s < V8(1);
-		v8si sc = (s & ~big) | (V8(31) & big);
+		v8si s = avx2_set1(151 - k) - (avx2_srl(x, 23) & 0xff);
+		/*
+		 * Shifts by 32 or more give 0, like the scalar code's shift
+		 * by 31; s <= 0 shifts by 0: q = m >= 2^23 is raw, as it
+		 * must be.
+		 */
+		v8si sc = s & ~(s >> 31);
 		v8si m = (x & 0x7fffff) | 0x800000;
-		v8si q = avx2_srlv(m + avx2_sllv(V8(1), sc - 1), sc);
-		/* q < 2^25 unless raw: signed compares are exact */
-		v8si m1 = (q > V8(0)) | raw, m2 = (q > V8(0x7f)) | raw;
-		v8si m3 = (q > V8(0x7fff)) | raw;
-		v8si sign = avx2_sllv(avx2_srlv(x, V8(31)),
-				      V8(7) + (m2 & 8));
+		v8si q = avx2_srlv(m + avx2_sllv(avx2_set1(1), sc - 1), sc);
+		v8si m1 = q > avx2_set1(0), m2 = q > avx2_set1(0x7f), m3 = q > avx2_set1(0x7fff);
+		v8si sign = avx2_sllv(avx2_srl(x, 31), avx2_set1(7) + (m2 & 8));
 		v8si v = (x & m3) | ((sign | q) & ~m3);
 		u32 tags = avx2_tags((m1 & ~m2) | m3, m2);
 
@@ -61,10 +62,22 @@ ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	return incnn_ebq_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
+/* Decode 8 values of tag word @tags from @ip (STEP_ROOM readable). */
+static inline void ebq_dec_step(const u8 *ip, u32 tags, int k, u8 *out)
+{
+	v8si t = avx2_lane_tags(tags);
+	v8si r = avx2_unpack(ip, tags);
+	v8si is3 = t == 3;
+	v8si v = avx2_fx_to_f32(r, t == 2, 1 - k, false);
+
+	avx2_store8(out, (r & is3) | (v & ~is3));
+}
+
 int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			  size_t out_len)
 {
-	size_t n = out_len / 4, i = 0, pos;
+	size_t n = out_len / 4, i = 0, pos, base;
+	u8 tmp[2 * STEP_ROOM];
 	int err;
 
 	if (out_len % 4)
@@ -76,13 +89,26 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 
 	for (; n - i >= STEP && len - pos >= STEP_ROOM; i += STEP) {
 		u32 tags = get_unaligned_le16(in + i / 4);
-		v8si t = avx2_lane_tags(tags);
-		v8si r = avx2_unpack(in + pos, tags);
-		v8si is3 = t == 3;
-		v8si v = avx2_fx_to_f32(r, t == 2, 1 - k, false);
 
-		avx2_store8(out + 4 * i, (r & is3) | (v & ~is3));
+		ebq_dec_step(in + pos, tags, k, out + 4 * i);
 		pos += incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
+	}
+
+	/* the last payload bytes, zero-padded, while whole steps fit */
+	if (n - i >= STEP) {
+		base = pos;
+		memset(tmp, 0, sizeof(tmp));
+		memcpy(tmp, in + pos, len - pos);
+		for (; n - i >= STEP; i += STEP) {
+			u32 tags = get_unaligned_le16(in + i / 4);
+			unsigned int l = incnn_simd_len[tags & 0xff] +
+					 incnn_simd_len[tags >> 8];
+
+			if (l > len - pos)
+				break;
+			ebq_dec_step(tmp + (pos - base), tags, k, out + 4 * i);
+			pos += l;
+		}
 	}
 	return incnn_ebq_decode_rest(k, in, len, out, out_len, i, pos);
 }

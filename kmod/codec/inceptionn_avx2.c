@@ -21,8 +21,8 @@ ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			      size_t cap, void *scratch,
 			      struct incnn_hist *hist)
 {
-	const v8si eb = V8(127 - k - 1), t16 = V8(127 - k + (k + 1) / 2 - 1);
-	v8si n1 = V8(0), n2 = V8(0), n3 = V8(0);
+	const v8si eb = avx2_set1(127 - k - 1), t16 = avx2_set1(127 - k + (k + 1) / 2 - 1);
+	v8si n1 = avx2_set1(0), n2 = avx2_set1(0), n3 = avx2_set1(0);
 	struct incnn_enc_pos at = { 0 };
 	size_t n = len / 4, i = 0, pos = 0;
 
@@ -31,16 +31,15 @@ ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 
 	for (; n - i >= GROUP && cap - pos >= GROUP_ROOM; i += GROUP) {
 		v8si x = avx2_load8(in + 4 * i);
-		v8si e = (x >> 23) & 0xff;
-		v8si m1 = e > eb, m2 = e > t16, m3 = e > V8(126);
-		v8si sh = avx2_srlv((x & 0x7fffff) | 0x800000, V8(127) - e);
-		/* 16-bit class: s, shifted[22:8]; 8-bit: s, shifted[22:16] */
-		v8si drop = V8(16) + (m2 & -8);
-		v8si s = avx2_srlv(x, V8(31));
-		v8si v = avx2_sllv(s, V8(23) - drop) |
-			 avx2_srlv(sh & 0x7fffff, drop);
+		v8si e = avx2_srl(x, 23) & 0xff;
+		v8si m1 = e > eb, m2 = e > t16, m3 = e > avx2_set1(126);
+		v8si sh = avx2_srlv((x & 0x7fffff) | 0x800000, avx2_set1(127) - e);
+		/* 16-bit class: s, shifted[22:8]; 8-bit: the top byte of it */
+		v8si v = (avx2_srl(x, 16) & 0x8000) |
+			 (avx2_srl(sh, 8) & 0x7fff);
 		u32 tags = avx2_tags((m1 & ~m2) | m3, m2);
 
+		v = avx2_srlv(v, ~m2 & 8);
 		v = (x & m3) | (v & ~m3);
 		put_unaligned_le16(tags, out + pos);
 		pos += 2 + avx2_pack(out + pos + 2, v, tags);
@@ -59,24 +58,46 @@ ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	return incnn_inc_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
+/* Decode the group at @ip (GROUP_ROOM readable bytes); its length. */
+static inline unsigned int inc_dec_group(const u8 *ip, u8 *out)
+{
+	u32 tags = get_unaligned_le16(ip);
+	v8si t = avx2_lane_tags(tags);
+	v8si r = avx2_unpack(ip + 2, tags);
+	v8si is3 = t == 3;
+	v8si v = avx2_fx_to_f32(r, t == 2, 0, true);
+
+	avx2_store8(out, (r & is3) | (v & ~is3));
+	return 2 + incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
+}
+
 int incnn_inc_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			  size_t out_len)
 {
-	size_t n = out_len / 4, i = 0, pos = 0;
+	size_t n = out_len / 4, i = 0, pos = 0, base;
+	u8 tmp[2 * GROUP_ROOM];
 
 	if (out_len % 4)
 		return -EINVAL;
 
-	for (; n - i >= GROUP && len - pos >= GROUP_ROOM; i += GROUP) {
-		u32 tags = get_unaligned_le16(in + pos);
-		v8si t = avx2_lane_tags(tags);
-		v8si r = avx2_unpack(in + pos + 2, tags);
-		v8si is3 = t == 3;
-		v8si v = avx2_fx_to_f32(r, t == 2, 0, true);
+	for (; n - i >= GROUP && len - pos >= GROUP_ROOM; i += GROUP)
+		pos += inc_dec_group(in + pos, out + 4 * i);
 
-		avx2_store8(out + 4 * i, (r & is3) | (v & ~is3));
-		pos += 2 + incnn_simd_len[tags & 0xff] +
-		       incnn_simd_len[tags >> 8];
+	/* the last bytes, zero-padded, while whole groups fit in them */
+	if (n - i >= GROUP && len - pos >= 2) {
+		base = pos;
+		memset(tmp, 0, sizeof(tmp));
+		memcpy(tmp, in + pos, len - pos);
+		for (; n - i >= GROUP && len - pos >= 2; i += GROUP) {
+			const u8 *ip = tmp + (pos - base);
+			u32 tags = get_unaligned_le16(ip);
+			unsigned int l = 2 + incnn_simd_len[tags & 0xff] +
+					 incnn_simd_len[tags >> 8];
+
+			if (l > len - pos)
+				break;
+			pos += inc_dec_group(ip, out + 4 * i);
+		}
 	}
 	return incnn_inc_decode_rest(in, len, out, out_len, i, pos);
 }
