@@ -43,6 +43,7 @@ static inline int incnn_lz4_bound(int len)
 #include <string.h>
 #include <errno.h>
 #include <sys/types.h>
+#include <sys/cdefs.h>	/* glibc's __always_inline */
 
 /* the same types as <stdint.h>'s uint8_t .. uint64_t */
 typedef __UINT8_TYPE__ u8;

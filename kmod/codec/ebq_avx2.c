@@ -16,19 +16,17 @@
 /* a 16-byte store at most 16 bytes in */
 #define STEP_ROOM	(16 + 16)
 
-ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
-			      size_t cap, void *scratch,
-			      struct incnn_hist *hist)
+/*
+ * The steps that fit, from body byte @pos; their Table III counts only
+ * if @count (a constant after inlining).
+ */
+static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
+					  u8 *out, size_t cap, size_t pos,
+					  struct incnn_enc_pos *at,
+					  bool count)
 {
-	v8si n1 = avx2_set1(0), n2 = avx2_set1(0), n3 = avx2_set1(0);
-	struct incnn_enc_pos at = { 0 };
-	size_t n = len / 4, i = 0, pos;
-
-	if (len % 4)
-		return -EINVAL;
-	pos = (n + 3) / 4;
-	if (pos > cap)
-		return -ENOSPC;
+	v8si n1 = avx2_set1(0), n2 = n1, n3 = n1;
+	size_t i = 0;
 
 	for (; n - i >= STEP && cap - pos >= STEP_ROOM; i += STEP) {
 		v8si x = avx2_load8(in + 4 * i);
@@ -41,24 +39,46 @@ ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 		v8si sc = s & ~(s >> 31);
 		v8si m = (x & 0x7fffff) | 0x800000;
 		v8si q = avx2_srlv(m + avx2_sllv(avx2_set1(1), sc - 1), sc);
-		v8si m1 = q > avx2_set1(0), m2 = q > avx2_set1(0x7f), m3 = q > avx2_set1(0x7fff);
+		v8si m1 = q > avx2_set1(0), m2 = q > avx2_set1(0x7f);
+		v8si m3 = q > avx2_set1(0x7fff);
 		v8si sign = avx2_sllv(avx2_srl(x, 31), avx2_set1(7) + (m2 & 8));
 		v8si v = (x & m3) | ((sign | q) & ~m3);
 		u32 tags = avx2_tags((m1 & ~m2) | m3, m2);
 
 		put_unaligned_le16(tags, out + i / 4);
 		pos += avx2_pack(out + pos, v, tags);
-		n1 -= m1;
-		n2 -= m2;
-		n3 -= m3;
+		if (count) {
+			n1 -= m1;
+			n2 -= m2;
+			n3 -= m3;
+		}
 	}
 
-	at.i = i;
-	at.pos = pos;
-	at.classes[3] = avx2_hsum(n3);
-	at.classes[2] = avx2_hsum(n2) - at.classes[3];
-	at.classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
-	at.classes[0] = i - avx2_hsum(n1);
+	at->i = i;
+	at->pos = pos;
+	if (count) {
+		at->classes[3] = avx2_hsum(n3);
+		at->classes[2] = avx2_hsum(n2) - at->classes[3];
+		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
+		at->classes[0] = i - avx2_hsum(n1);
+	}
+}
+
+ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
+			      size_t cap, void *scratch,
+			      struct incnn_hist *hist)
+{
+	struct incnn_enc_pos at = { 0 };
+	size_t n = len / 4, ntags = (n + 3) / 4;
+
+	if (len % 4)
+		return -EINVAL;
+	if (ntags > cap)
+		return -ENOSPC;
+	if (hist)
+		ebq_enc_steps(k, in, n, out, cap, ntags, &at, true);
+	else
+		ebq_enc_steps(k, in, n, out, cap, ntags, &at, false);
 	return incnn_ebq_encode_rest(k, in, len, out, cap, &at, hist);
 }
 

@@ -17,44 +17,65 @@
 /* the widest group: 2 tag bytes + a 16-byte store at most 16 bytes in */
 #define GROUP_ROOM	(2 + 16 + 16)
 
-ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
-			      size_t cap, void *scratch,
-			      struct incnn_hist *hist)
+/*
+ * The groups that fit; their Table III counts only if @count (a
+ * constant after inlining: no counting when nobody asked for it).
+ */
+static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
+					   u8 *out, size_t cap,
+					   struct incnn_enc_pos *at,
+					   bool count)
 {
-	const v8si eb = avx2_set1(127 - k - 1), t16 = avx2_set1(127 - k + (k + 1) / 2 - 1);
-	v8si n1 = avx2_set1(0), n2 = avx2_set1(0), n3 = avx2_set1(0);
-	struct incnn_enc_pos at = { 0 };
-	size_t n = len / 4, i = 0, pos = 0;
-
-	if (len % 4)
-		return -EINVAL;
+	const v8si eb = avx2_set1(127 - k - 1);
+	const v8si t16 = avx2_set1(127 - k + (k + 1) / 2 - 1);
+	v8si n1 = avx2_set1(0), n2 = n1, n3 = n1;
+	size_t i = 0, pos = 0;
 
 	for (; n - i >= GROUP && cap - pos >= GROUP_ROOM; i += GROUP) {
 		v8si x = avx2_load8(in + 4 * i);
 		v8si e = avx2_srl(x, 23) & 0xff;
 		v8si m1 = e > eb, m2 = e > t16, m3 = e > avx2_set1(126);
-		v8si sh = avx2_srlv((x & 0x7fffff) | 0x800000, avx2_set1(127) - e);
+		/* < 2^23 where it matters: tags 01 and 10 shift by >= 1 */
+		v8si sh = avx2_srlv((x & 0x7fffff) | 0x800000,
+				    avx2_set1(127) - e);
 		/* 16-bit class: s, shifted[22:8]; 8-bit: the top byte of it */
-		v8si v = (avx2_srl(x, 16) & 0x8000) |
-			 (avx2_srl(sh, 8) & 0x7fff);
+		v8si v = (avx2_srl(x, 16) & 0x8000) | avx2_srl(sh, 8);
 		u32 tags = avx2_tags((m1 & ~m2) | m3, m2);
 
 		v = avx2_srlv(v, ~m2 & 8);
 		v = (x & m3) | (v & ~m3);
 		put_unaligned_le16(tags, out + pos);
 		pos += 2 + avx2_pack(out + pos + 2, v, tags);
-		n1 -= m1;
-		n2 -= m2;
-		n3 -= m3;
+		if (count) {
+			n1 -= m1;
+			n2 -= m2;
+			n3 -= m3;
+		}
 	}
 
 	/* Table III classes: tag >= 01, >= 10, == 11 per lane so far */
-	at.i = i;
-	at.pos = pos;
-	at.classes[3] = avx2_hsum(n3);
-	at.classes[2] = avx2_hsum(n2) - at.classes[3];
-	at.classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
-	at.classes[0] = i - avx2_hsum(n1);
+	at->i = i;
+	at->pos = pos;
+	if (count) {
+		at->classes[3] = avx2_hsum(n3);
+		at->classes[2] = avx2_hsum(n2) - at->classes[3];
+		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
+		at->classes[0] = i - avx2_hsum(n1);
+	}
+}
+
+ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
+			      size_t cap, void *scratch,
+			      struct incnn_hist *hist)
+{
+	struct incnn_enc_pos at = { 0 };
+
+	if (len % 4)
+		return -EINVAL;
+	if (hist)
+		inc_enc_groups(k, in, len / 4, out, cap, &at, true);
+	else
+		inc_enc_groups(k, in, len / 4, out, cap, &at, false);
 	return incnn_inc_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
