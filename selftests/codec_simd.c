@@ -103,9 +103,13 @@ static ssize_t enc_both(struct __test_metadata *_metadata, struct bufs *b,
 
 	memset(b->b0, 0xa5, end);
 	memset(b->b1, 0xa5, end);
-	r0 = c->encode(k, in, 4 * n, b->b0 + boff, cap, test_scratch(), &h0);
+	/* with and without hist: the SIMD encoders count only if asked */
+	bool count = (n + cap) % 2;
+
+	r0 = c->encode(k, in, 4 * n, b->b0 + boff, cap, test_scratch(),
+		       count ? &h0 : NULL);
 	r1 = c->encode_avx2(k, in, 4 * n, b->b1 + boff, cap, test_scratch(),
-			    &h1);
+			    count ? &h1 : NULL);
 	EXPECT_EQ(r0, r1) {
 		TH_LOG("%s k=%u n=%zu cap=%zu", c->name, k, n, cap);
 		return r0;
