@@ -29,6 +29,9 @@ COMMON_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(WARN) -ffp-contract=off \
 # kernel-style callbacks have parameters some codecs do not use
 CODEC_CFLAGS := -Wno-unused-parameter
 LDLIBS := -llz4 -lzstd -lm -lpthread
+# the SIMD codec files, and only they, are built for AVX2 (x86-64 hosts);
+# the library picks them at run time (incnn_simd_level())
+AVX2_CFLAGS := $(if $(filter x86_64-%,$(shell $(CC) -dumpmachine)),-mavx2)
 
 REL_CFLAGS := $(COMMON_CFLAGS) -O2
 ASAN_CFLAGS := $(COMMON_CFLAGS) -O1 -fno-omit-frame-pointer \
@@ -56,9 +59,10 @@ objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
 all: tools
 
 define variant
+$(BUILD)/$(1)/obj/kmod/codec/%_avx2.o: CODEC_CFLAGS += $(AVX2_CFLAGS)
 $(BUILD)/$(1)/obj/kmod/codec/%.o: $(SRC)/kmod/codec/%.c $(HDRS)
 	@mkdir -p $$(dir $$@)
-	$(2) $(3) $(CODEC_CFLAGS) -c $$< -o $$@
+	$(2) $(3) $$(CODEC_CFLAGS) -c $$< -o $$@
 
 $(BUILD)/$(1)/obj/%.o: $(SRC)/%.c $(HDRS)
 	@mkdir -p $$(dir $$@)

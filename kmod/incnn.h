@@ -139,6 +139,16 @@ struct incnn_scratch {
 };
 
 struct incnn_scratch *incnn_scratch_get(void);
+
+/*
+ * The codecs' SIMD path (simd.c). incnn_simd_begin() starts an FPU
+ * section if this context allows one and returns the path to give the
+ * codecs (INCNN_SIMD_NONE: none started); incnn_simd_end() ends it. No
+ * sending (okfn, nf_hook_slow) inside a section.
+ */
+void incnn_simd_init(void);
+enum incnn_simd incnn_simd_begin(void);
+void incnn_simd_end(enum incnn_simd simd);
 int incnn_scratch_init(void);
 void incnn_scratch_exit(void);
 

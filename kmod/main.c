@@ -51,6 +51,7 @@ static int __init incnn_init(void)
 {
 	int err;
 
+	incnn_simd_init();
 	err = incnn_scratch_init();
 	if (err)
 		goto err_scratch;

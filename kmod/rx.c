@@ -108,6 +108,7 @@ static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
 	struct incnn_scratch *s = incnn_scratch_get();
 	struct incnn_frame_info fi;
 	unsigned int hlen, plen, grow, cap;
+	enum incnn_simd simd;
 	struct iphdr *iph;
 	int err;
 
@@ -130,7 +131,10 @@ static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
 	if (cap > sizeof(s->buf))
 		cap = sizeof(s->buf);
 
-	err = incnn_frame_decode(skb->data + hlen, plen, s->buf, cap, &fi);
+	simd = incnn_simd_begin();
+	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
+				      cap, &fi);
+	incnn_simd_end(simd);
 	if (err) {
 		incnn_stat_inc(in, rx_drop_stat[err]);
 		return false;

@@ -124,20 +124,26 @@ static void tx_unmarked(struct incnn_net *in, struct sk_buff *skb,
  * that goes out unframed because the frame would not be smaller: the
  * receiver then sees the same values whichever way a byte travelled.
  */
-static void tx_quantise(const struct incnn_codec *c, u8 param, u8 *p,
-			unsigned int len, struct incnn_scratch *s)
+static void tx_quantise(const struct incnn_codec *c, enum incnn_simd simd,
+			u8 param, u8 *p, unsigned int len,
+			struct incnn_scratch *s)
 {
 	ssize_t n;
 
 	len &= ~3u;
-	n = c->encode(param, p, len, s->buf, sizeof(s->buf), s->codec, NULL);
+	n = incnn_codec_encode(c, simd, param, p, len, s->buf, sizeof(s->buf),
+			       s->codec, NULL);
 	if (n >= 0)
-		c->decode(param, s->buf, n, p, len);
+		incnn_codec_decode(c, simd, param, s->buf, n, p, len);
 }
 
-/* Compress one (non-GSO) segment in place. */
+/*
+ * Compress one (non-GSO) segment in place, with the codec path @simd
+ * (inside the caller's FPU section if not INCNN_SIMD_NONE).
+ */
 static void tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
-		       struct incnn_flow *f, struct sk_buff *skb)
+		       struct incnn_flow *f, struct sk_buff *skb,
+		       enum incnn_simd simd)
 {
 	const struct incnn_codec *c = incnn_codec_get(f->rule.codec);
 	struct incnn_scratch *s = incnn_scratch_get();
@@ -179,13 +185,15 @@ static void tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	if (head > plen)
 		head = plen;
 
-	n = incnn_frame_encode(c, f->rule.param, f->dscp << 2, p, plen, head,
-			       s->buf, sizeof(s->buf), s->codec, &hist);
+	n = incnn_frame_encode_simd(simd, c, f->rule.param, f->dscp << 2, p,
+				    plen, head, s->buf, sizeof(s->buf),
+				    s->codec, &hist);
 	if (n < 0) {
 		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
 				   INCNN_STAT_TX_ERRORS);
 		if (n == -E2BIG && c->lossy && plen > head) {
-			tx_quantise(c, f->rule.param, p + head, plen - head, s);
+			tx_quantise(c, simd, f->rule.param, p + head,
+				    plen - head, s);
 			if (skb->ip_summed != CHECKSUM_PARTIAL)
 				incnn_tcp4_fix_csum(skb);
 		}
@@ -223,7 +231,8 @@ static int tx_hook_index(const struct nf_hook_entries *e, void *priv)
 /*
  * A GSO super-packet: every wire packet must decode alone, so segment it
  * here, compress each segment, and send each through the rest of the hook
- * chain and okfn.
+ * chain and okfn. All segments are compressed in one FPU section, which
+ * ends before the first is sent.
  */
 static unsigned int tx_gso(struct incnn_net *in,
 			   const struct incnn_config *cfg,
@@ -233,6 +242,7 @@ static unsigned int tx_gso(struct incnn_net *in,
 	const struct nf_hook_entries *e;
 	struct sk_buff *segs, *seg, *next;
 	struct nf_hook_state st = *state;
+	enum incnn_simd simd;
 	int idx;
 
 	e = rcu_dereference(state->net->nf.hooks_ipv4[NF_INET_POST_ROUTING]);
@@ -250,9 +260,13 @@ static unsigned int tx_gso(struct incnn_net *in,
 	incnn_stat_inc(in, INCNN_STAT_TX_GSO_SPLIT);
 	consume_skb(skb);
 
+	simd = incnn_simd_begin();
+	skb_list_walk_safe(segs, seg, next)
+		tx_segment(in, cfg, f, seg, simd);
+	incnn_simd_end(simd);
+
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
-		tx_segment(in, cfg, f, seg);
 		if (nf_hook_slow(seg, &st, e, idx + 1) == 1)
 			st.okfn(st.net, st.sk, seg);
 	}
@@ -268,6 +282,7 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	const struct iphdr *iph;
 	struct incnn_flow *f;
 	unsigned int hlen;
+	enum incnn_simd simd;
 	u8 dscp;
 
 	if (!incnn_ipv4_tcp_pull(skb))
@@ -305,7 +320,9 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	}
 	if (skb_is_gso(skb))
 		return tx_gso(in, cfg, f, skb, priv, state);
-	tx_segment(in, cfg, f, skb);
+	simd = incnn_simd_begin();
+	tx_segment(in, cfg, f, skb, simd);
+	incnn_simd_end(simd);
 	return NF_ACCEPT;
 }
 

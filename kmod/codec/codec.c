@@ -35,3 +35,62 @@ int incnn_codec_check_k(u8 k)
 {
 	return k >= INCNN_BOUND_MIN_K && k <= INCNN_BOUND_MAX_K ? 0 : -EINVAL;
 }
+
+const char *incnn_simd_name(enum incnn_simd simd)
+{
+	return simd == INCNN_SIMD_AVX2 ? "avx2" : "none";
+}
+
+ssize_t incnn_codec_encode(const struct incnn_codec *c, enum incnn_simd simd,
+			   u8 param, const u8 *in, size_t len, u8 *out,
+			   size_t cap, void *scratch, struct incnn_hist *hist)
+{
+	if (simd == INCNN_SIMD_AVX2 && c->encode_avx2)
+		return c->encode_avx2(param, in, len, out, cap, scratch, hist);
+	return c->encode(param, in, len, out, cap, scratch, hist);
+}
+
+int incnn_codec_decode(const struct incnn_codec *c, enum incnn_simd simd,
+		       u8 param, const u8 *in, size_t len, u8 *out,
+		       size_t out_len)
+{
+	if (simd == INCNN_SIMD_AVX2 && c->decode_avx2)
+		return c->decode_avx2(param, in, len, out, out_len);
+	return c->decode(param, in, len, out, out_len);
+}
+
+#ifndef __KERNEL__
+/* userspace: the kernel's versions are in kmod/simd.c */
+
+static enum incnn_simd simd_detect(void)
+{
+	const char *env = getenv("INCNN_SIMD");
+
+	if (env && (!strcmp(env, "0") || !strcmp(env, "none")))
+		return INCNN_SIMD_NONE;
+#ifdef INCNN_CODEC_AVX2
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2"))
+		return INCNN_SIMD_AVX2;
+#endif
+	return INCNN_SIMD_NONE;
+}
+
+enum incnn_simd incnn_simd_level(void)
+{
+	/* a fact of the process, computed once: -1 until then */
+	static int level = -1;
+	int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+
+	if (l < 0) {
+		l = simd_detect();
+		__atomic_store_n(&level, l, __ATOMIC_RELAXED);
+	}
+	return l;
+}
+
+enum incnn_simd incnn_simd_auto(void)
+{
+	return incnn_simd_level();
+}
+#endif

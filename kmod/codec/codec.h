@@ -18,6 +18,19 @@ struct incnn_hist {
 	u64 n[4];
 };
 
+/*
+ * SIMD paths, in increasing order. The AVX2 codecs are built for x86-64
+ * (not for sparse, which does not know the vector builtins).
+ */
+enum incnn_simd {
+	INCNN_SIMD_NONE,
+	INCNN_SIMD_AVX2,
+};
+
+#if defined(__x86_64__) && !defined(__CHECKER__)
+#define INCNN_CODEC_AVX2	1
+#endif
+
 /* Scratch memory an encoder may need (the larger of all codecs' needs). */
 #define INCNN_CODEC_SCRATCH	INCNN_LZ4_SCRATCH
 
@@ -51,6 +64,18 @@ struct incnn_codec {
 	 */
 	int (*decode)(u8 param, const u8 *in, size_t len, u8 *out,
 		      size_t out_len);
+	/*
+	 * The same with AVX2, bit for bit the same results (bodies, return
+	 * values, hist counts, output bytes); NULL where there is none. Only
+	 * for a caller whose incnn_simd_level() is INCNN_SIMD_AVX2 (kernel:
+	 * inside kernel_fpu_begin()). @encode and @decode stay the scalar
+	 * reference and never use SIMD.
+	 */
+	ssize_t (*encode_avx2)(u8 param, const u8 *in, size_t len, u8 *out,
+			       size_t cap, void *scratch,
+			       struct incnn_hist *hist);
+	int (*decode_avx2)(u8 param, const u8 *in, size_t len, u8 *out,
+			   size_t out_len);
 };
 
 extern const struct incnn_codec incnn_codec_inceptionn;
@@ -61,6 +86,25 @@ extern const struct incnn_codec incnn_codec_lz4;
 /* NULL for an unknown id or name. */
 const struct incnn_codec *incnn_codec_get(unsigned int id);
 const struct incnn_codec *incnn_codec_find(const char *name);
+
+/*
+ * The best SIMD path the CPU offers and the user allows (userspace: the
+ * environment variable INCNN_SIMD=0 forces scalar; kernel: the module
+ * parameter simd=none), and the path callers get without asking
+ * (userspace: incnn_simd_level(); kernel: none, callers opt in inside a
+ * kernel_fpu_begin() section).
+ */
+enum incnn_simd incnn_simd_level(void);
+enum incnn_simd incnn_simd_auto(void);
+const char *incnn_simd_name(enum incnn_simd simd);
+
+/* c->encode / c->decode, or their version for @simd if there is one */
+ssize_t incnn_codec_encode(const struct incnn_codec *c, enum incnn_simd simd,
+			   u8 param, const u8 *in, size_t len, u8 *out,
+			   size_t cap, void *scratch, struct incnn_hist *hist);
+int incnn_codec_decode(const struct incnn_codec *c, enum incnn_simd simd,
+		       u8 param, const u8 *in, size_t len, u8 *out,
+		       size_t out_len);
 
 /* Parameter check shared by the 2^-k codecs. */
 int incnn_codec_check_k(u8 k);

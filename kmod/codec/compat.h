@@ -39,15 +39,18 @@ static inline int incnn_lz4_bound(int len)
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include <sys/types.h>
+#include <sys/cdefs.h>	/* glibc's __always_inline */
 
 /* the same types as <stdint.h>'s uint8_t .. uint64_t */
 typedef __UINT8_TYPE__ u8;
 typedef __UINT16_TYPE__ u16;
 typedef __UINT32_TYPE__ u32;
 typedef __UINT64_TYPE__ u64;
+typedef __INT32_TYPE__ s32;
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "userspace build of the codec library assumes a little-endian host"

@@ -18,6 +18,7 @@
  */
 #include "codec.h"
 #include "fp32.h"
+#include "simd.h"
 
 #define QUAD		4
 #define QUAD_MAX	(4 * QUAD)	/* payload bytes of four raw values */
@@ -64,20 +65,15 @@ static unsigned int ebq_enc_quad(const u8 *in, unsigned int cnt, int k,
 	return pos;
 }
 
-static ssize_t ebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+ssize_t incnn_ebq_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
+			      size_t cap, struct incnn_enc_pos *at,
+			      struct incnn_hist *hist)
 {
-	size_t n = len / 4, ntags = (n + QUAD - 1) / QUAD, i, pos;
-	u32 classes[4] = { 0 };
+	size_t n = len / 4, i, pos = at->pos;
+	u32 *classes = at->classes;
 	u8 tmp[QUAD_MAX + SLACK];
 
-	if (len % 4)
-		return -EINVAL;
-	if (ntags > cap)
-		return -ENOSPC;
-
-	pos = ntags;
-	for (i = 0; i < n; i += QUAD) {
+	for (i = at->i; i < n; i += QUAD) {
 		unsigned int cnt = n - i < QUAD ? n - i : QUAD;
 		unsigned int qlen;
 		u8 *tagp = out + i / QUAD;
@@ -100,6 +96,19 @@ static ssize_t ebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
 	return pos;
 }
 
+static ssize_t ebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
+			  size_t cap, void *scratch, struct incnn_hist *hist)
+{
+	struct incnn_enc_pos at = { 0 };
+
+	if (len % 4)
+		return -EINVAL;
+	at.pos = (len / 4 + QUAD - 1) / QUAD;
+	if (at.pos > cap)
+		return -ENOSPC;
+	return incnn_ebq_encode_rest(k, in, len, out, cap, &at, hist);
+}
+
 static void ebq_dec_quad(const u8 *ip, u32 tags, unsigned int cnt, int k,
 			 u8 *out)
 {
@@ -118,21 +127,24 @@ static void ebq_dec_quad(const u8 *ip, u32 tags, unsigned int cnt, int k,
 	}
 }
 
-static int ebq_decode(u8 k, const u8 *in, size_t len, u8 *out,
-		      size_t out_len)
+int incnn_ebq_decode_check(const u8 *in, size_t len, size_t n)
 {
-	size_t n = out_len / 4, ntags = (n + QUAD - 1) / QUAD, i, pos;
-	u8 tmp[QUAD_MAX + SLACK];
+	size_t ntags = (n + QUAD - 1) / QUAD;
 
-	if (out_len % 4)
-		return -EINVAL;
 	if (ntags > len)
 		return -EBADMSG;
 	if (n % QUAD && in[ntags - 1] >> (2 * (n % QUAD)))
 		return -EBADMSG;
+	return 0;
+}
 
-	pos = ntags;
-	for (i = 0; i < n; i += QUAD) {
+int incnn_ebq_decode_rest(u8 k, const u8 *in, size_t len, u8 *out,
+			  size_t out_len, size_t i, size_t pos)
+{
+	size_t n = out_len / 4;
+	u8 tmp[QUAD_MAX + SLACK];
+
+	for (; i < n; i += QUAD) {
 		unsigned int cnt = n - i < QUAD ? n - i : QUAD;
 		u32 tags = in[i / QUAD];
 		unsigned int qlen;
@@ -155,6 +167,21 @@ static int ebq_decode(u8 k, const u8 *in, size_t len, u8 *out,
 	return pos == len ? 0 : -EBADMSG;
 }
 
+static int ebq_decode(u8 k, const u8 *in, size_t len, u8 *out,
+		      size_t out_len)
+{
+	size_t n = out_len / 4;
+	int err;
+
+	if (out_len % 4)
+		return -EINVAL;
+	err = incnn_ebq_decode_check(in, len, n);
+	if (err)
+		return err;
+	return incnn_ebq_decode_rest(k, in, len, out, out_len, 0,
+				     (n + QUAD - 1) / QUAD);
+}
+
 static size_t ebq_bound(size_t len)
 {
 	size_t n = len / 4;
@@ -172,4 +199,8 @@ const struct incnn_codec incnn_codec_ebq = {
 	.bound = ebq_bound,
 	.encode = ebq_encode,
 	.decode = ebq_decode,
+#ifdef INCNN_CODEC_AVX2
+	.encode_avx2 = incnn_ebq_encode_avx2,
+	.decode_avx2 = incnn_ebq_decode_avx2,
+#endif
 };

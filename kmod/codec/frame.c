@@ -10,10 +10,11 @@ static size_t frame_tail(const struct incnn_codec *c, size_t len,
 	return c->floats ? (len - head) % 4 : 0;
 }
 
-ssize_t incnn_frame_encode(const struct incnn_codec *c, u8 param, u8 dscp,
-			   const u8 *payload, size_t len, size_t head,
-			   u8 *out, size_t cap, void *scratch,
-			   struct incnn_hist *hist)
+ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
+				const struct incnn_codec *c, u8 param,
+				u8 dscp, const u8 *payload, size_t len,
+				size_t head, u8 *out, size_t cap,
+				void *scratch, struct incnn_hist *hist)
 {
 	size_t tail, fixed, body_len;
 	ssize_t r;
@@ -29,9 +30,9 @@ ssize_t incnn_frame_encode(const struct incnn_codec *c, u8 param, u8 dscp,
 	body_len = len - head - tail;
 
 	/* the frame must come out strictly shorter than the payload */
-	r = c->encode(param, payload + head, body_len,
-		      out + INCNN_FRAME_HDR_LEN + head, len - 1 - fixed,
-		      scratch, hist);
+	r = incnn_codec_encode(c, simd, param, payload + head, body_len,
+			       out + INCNN_FRAME_HDR_LEN + head, len - 1 - fixed,
+			       scratch, hist);
 	if (r == -ENOSPC)
 		return -E2BIG;
 	if (r < 0)
@@ -47,6 +48,16 @@ ssize_t incnn_frame_encode(const struct incnn_codec *c, u8 param, u8 dscp,
 	memcpy(out + INCNN_FRAME_HDR_LEN + head + r, payload + len - tail,
 	       tail);
 	return fixed + r;
+}
+
+ssize_t incnn_frame_encode(const struct incnn_codec *c, u8 param, u8 dscp,
+			   const u8 *payload, size_t len, size_t head,
+			   u8 *out, size_t cap, void *scratch,
+			   struct incnn_hist *hist)
+{
+	return incnn_frame_encode_simd(incnn_simd_auto(), c, param, dscp,
+				       payload, len, head, out, cap, scratch,
+				       hist);
 }
 
 int incnn_frame_parse(const u8 *frame, size_t len,
@@ -80,8 +91,9 @@ int incnn_frame_parse(const u8 *frame, size_t len,
 	return INCNN_FRAME_OK;
 }
 
-int incnn_frame_decode(const u8 *frame, size_t len, u8 *out, size_t cap,
-		       struct incnn_frame_info *fi)
+int incnn_frame_decode_simd(enum incnn_simd simd, const u8 *frame,
+			    size_t len, u8 *out, size_t cap,
+			    struct incnn_frame_info *fi)
 {
 	const struct incnn_codec *c;
 	size_t head, tail, body_len;
@@ -99,9 +111,17 @@ int incnn_frame_decode(const u8 *frame, size_t len, u8 *out, size_t cap,
 	body_len = len - INCNN_FRAME_HDR_LEN - head - tail;
 
 	memcpy(out, frame + INCNN_FRAME_HDR_LEN, head);
-	if (c->decode(fi->param, frame + INCNN_FRAME_HDR_LEN + head, body_len,
-		      out + head, fi->orig_len - head - tail))
+	if (incnn_codec_decode(c, simd, fi->param,
+			       frame + INCNN_FRAME_HDR_LEN + head, body_len,
+			       out + head, fi->orig_len - head - tail))
 		return INCNN_FRAME_ERR_BODY;
 	memcpy(out + fi->orig_len - tail, frame + len - tail, tail);
 	return INCNN_FRAME_OK;
+}
+
+int incnn_frame_decode(const u8 *frame, size_t len, u8 *out, size_t cap,
+		       struct incnn_frame_info *fi)
+{
+	return incnn_frame_decode_simd(incnn_simd_auto(), frame, len, out, cap,
+				       fi);
 }

@@ -27,6 +27,12 @@ ssize_t incnn_frame_encode(const struct incnn_codec *c, u8 param, u8 dscp,
 			   const u8 *payload, size_t len, size_t head,
 			   u8 *out, size_t cap, void *scratch,
 			   struct incnn_hist *hist);
+/* The same with the codec path @simd (incnn_frame_encode: the default) */
+ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
+				const struct incnn_codec *c, u8 param,
+				u8 dscp, const u8 *payload, size_t len,
+				size_t head, u8 *out, size_t cap,
+				void *scratch, struct incnn_hist *hist);
 
 /*
  * Parse and check the header of a frame of @len bytes without decoding
@@ -43,5 +49,8 @@ int incnn_frame_parse(const u8 *frame, size_t len,
  */
 int incnn_frame_decode(const u8 *frame, size_t len, u8 *out, size_t cap,
 		       struct incnn_frame_info *fi);
+int incnn_frame_decode_simd(enum incnn_simd simd, const u8 *frame,
+			    size_t len, u8 *out, size_t cap,
+			    struct incnn_frame_info *fi);
 
 #endif /* _INCNN_FRAME_H */

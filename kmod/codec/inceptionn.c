@@ -19,6 +19,7 @@
  */
 #include "codec.h"
 #include "fp32.h"
+#include "simd.h"
 
 #define GROUP		8
 #define GROUP_MAX	(2 + 4 * GROUP)		/* bytes */
@@ -80,18 +81,16 @@ static unsigned int inc_enc_group(const u8 *in, unsigned int cnt, u8 *op,
 	return pos;
 }
 
-static ssize_t inc_encode(u8 k, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+ssize_t incnn_inc_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
+			      size_t cap, struct incnn_enc_pos *at,
+			      struct incnn_hist *hist)
 {
 	struct inc_thr t = inc_thresholds(k);
-	size_t n = len / 4, i, pos = 0;
-	u32 classes[4] = { 0 };
+	size_t n = len / 4, i, pos = at->pos;
+	u32 *classes = at->classes;
 	u8 tmp[GROUP_MAX + SLACK];
 
-	if (len % 4)
-		return -EINVAL;
-
-	for (i = 0; i < n; i += GROUP) {
+	for (i = at->i; i < n; i += GROUP) {
 		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
 		unsigned int glen;
 
@@ -111,6 +110,16 @@ static ssize_t inc_encode(u8 k, const u8 *in, size_t len, u8 *out,
 		for (i = 0; i < 4; i++)
 			hist->n[i] += classes[i];
 	return pos;
+}
+
+static ssize_t inc_encode(u8 k, const u8 *in, size_t len, u8 *out,
+			  size_t cap, void *scratch, struct incnn_hist *hist)
+{
+	struct incnn_enc_pos at = { 0 };
+
+	if (len % 4)
+		return -EINVAL;
+	return incnn_inc_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
 /* Decode @cnt values whose payload starts at @ip (SLACK readable bytes). */
@@ -140,16 +149,13 @@ static unsigned int tag_bytes(u32 tags)
 	       4 * hweight32(lo & hi);
 }
 
-static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
-		      size_t out_len)
+int incnn_inc_decode_rest(const u8 *in, size_t len, u8 *out,
+			  size_t out_len, size_t i, size_t pos)
 {
-	size_t n = out_len / 4, i, pos = 0;
+	size_t n = out_len / 4;
 	u8 tmp[4 * GROUP + SLACK];
 
-	if (out_len % 4)
-		return -EINVAL;
-
-	for (i = 0; i < n; i += GROUP) {
+	for (; i < n; i += GROUP) {
 		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
 		unsigned int glen;
 		u32 tags;
@@ -175,6 +181,14 @@ static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
 	return pos == len ? 0 : -EBADMSG;
 }
 
+static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
+		      size_t out_len)
+{
+	if (out_len % 4)
+		return -EINVAL;
+	return incnn_inc_decode_rest(in, len, out, out_len, 0, 0);
+}
+
 static size_t inc_bound(size_t len)
 {
 	size_t n = len / 4;
@@ -192,4 +206,8 @@ const struct incnn_codec incnn_codec_inceptionn = {
 	.bound = inc_bound,
 	.encode = inc_encode,
 	.decode = inc_decode,
+#ifdef INCNN_CODEC_AVX2
+	.encode_avx2 = incnn_inc_encode_avx2,
+	.decode_avx2 = incnn_inc_decode_avx2,
+#endif
 };

@@ -16,6 +16,16 @@
 
 ktap_header "per-codec exact transfers and wire ratio"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
+# the transfers below must run the AVX2 codecs: the guest CPU (QEMU -cpu
+# max) has AVX2, and the module reports the path it uses
+simd=$(cat /sys/module/incnn/parameters/simd 2>/dev/null)
+if ! grep -qw avx2 /proc/cpuinfo; then
+	fail "codec SIMD path" "the CPU has no AVX2 (module: '$simd')"
+elif [ "$simd" = avx2 ]; then
+	ok "codec SIMD path: avx2"
+else
+	fail "codec SIMD path" "module reports '$simd', expected avx2"
+fi
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
 # fewer spurious retransmissions (they inflate the wire bytes): steer the
 # receiver's packets to one CPU, see stats.sh

@@ -344,15 +344,16 @@ int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n)
 {
 	while (q->codec && n) {
 		size_t k = n < Q_PIECE ? n : Q_PIECE;
-		ssize_t len = q->codec->encode(q->param, (const u8 *)x, 4 * k,
-					       q->enc, q->enc_cap, q->scratch,
-					       NULL);
+		ssize_t len = incnn_codec_encode(q->codec, incnn_simd_auto(),
+						 q->param, (const u8 *)x, 4 * k,
+						 q->enc, q->enc_cap,
+						 q->scratch, NULL);
 		int ret;
 
 		if (len < 0)
 			return (int)len;
-		ret = q->codec->decode(q->param, q->enc, (size_t)len, (u8 *)x,
-				       4 * k);
+		ret = incnn_codec_decode(q->codec, incnn_simd_auto(), q->param,
+					 q->enc, (size_t)len, (u8 *)x, 4 * k);
 		if (ret)
 			return ret;
 		x += k;

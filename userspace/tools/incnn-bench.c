@@ -5,7 +5,8 @@
  * checks round trips but passes or fails nothing.
  *
  * For every data set and size, every codec and parameter (inceptionn and
- * ebq at k = 6, 8, 10; trunc 8 and 16 bits; lz4) and every baseline
+ * ebq at k = 6, 8, 10, scalar and, where the CPU has it, AVX2; trunc 8
+ * and 16 bits; lz4) and every baseline
  * (memcpy, liblz4 LZ4_compress_default / LZ4_decompress_safe, libzstd
  * level 1 with reused contexts) encodes and decodes the same buffer in
  * independent calls of a fixed chunk size:
@@ -70,6 +71,7 @@ struct algo {
 	const char *name;
 	const struct incnn_codec *c;
 	u8 param;
+	enum incnn_simd simd;	/* the codec path measured */
 	char label[16];		/* the param column */
 };
 
@@ -112,7 +114,7 @@ struct bench {
 	u64 seed;
 	struct dataset sets[MAX_SETS];
 	unsigned int nsets;
-	struct algo algos[16];
+	struct algo algos[24];
 	unsigned int nalgos;
 	void *scratch;
 	ZSTD_CCtx *cctx;
@@ -180,23 +182,36 @@ static void add_algo(struct bench *b, enum algo_kind kind, const char *name,
 	a->name = name;
 	a->c = c;
 	a->param = param;
+	a->simd = INCNN_SIMD_NONE;
 	snprintf(a->label, sizeof(a->label), fmt, v);
 }
 
 static void init_algos(struct bench *b)
 {
 	static const u8 ks[] = { 6, 8, 10 };
+	enum incnn_simd simd = incnn_simd_level();
 	unsigned int i;
 
 	add_algo(b, ALGO_MEMCPY, "memcpy", NULL, 0, "-", 0);
 	add_algo(b, ALGO_LZ4, "liblz4", NULL, 0, "acc=%u", LZ4_ACCEL);
 	add_algo(b, ALGO_ZSTD, "zstd", NULL, 0, "lvl=%u", ZSTD_LEVEL);
-	for (i = 0; i < sizeof(ks); i++)
+	/* each k: scalar, then the SIMD path if there is one */
+	for (i = 0; i < 2 * sizeof(ks); i++) {
 		add_algo(b, ALGO_CODEC, "inceptionn", &incnn_codec_inceptionn,
-			 ks[i], "k=%u", ks[i]);
-	for (i = 0; i < sizeof(ks); i++)
-		add_algo(b, ALGO_CODEC, "ebq", &incnn_codec_ebq, ks[i],
-			 "k=%u", ks[i]);
+			 ks[i / 2], "k=%u", ks[i / 2]);
+		if (i % 2 && !simd)
+			b->nalgos--;
+		else
+			b->algos[b->nalgos - 1].simd = i % 2 ? simd : 0;
+	}
+	for (i = 0; i < 2 * sizeof(ks); i++) {
+		add_algo(b, ALGO_CODEC, "ebq", &incnn_codec_ebq, ks[i / 2],
+			 "k=%u", ks[i / 2]);
+		if (i % 2 && !simd)
+			b->nalgos--;
+		else
+			b->algos[b->nalgos - 1].simd = i % 2 ? simd : 0;
+	}
 	add_algo(b, ALGO_CODEC, "trunc", &incnn_codec_trunc, 8, "bits=%u", 8);
 	add_algo(b, ALGO_CODEC, "trunc", &incnn_codec_trunc, 16, "bits=%u",
 		 16);
@@ -508,8 +523,8 @@ static int enc_pass(struct bench *b, const struct algo *a, struct buf *x)
 		}
 		case ALGO_CODEC:
 		default:
-			r = a->c->encode(a->param, src, n, dst, x->slot,
-					 b->scratch, NULL);
+			r = incnn_codec_encode(a->c, a->simd, a->param, src, n,
+					       dst, x->slot, b->scratch, NULL);
 			break;
 		}
 		if (r < 0)
@@ -546,7 +561,8 @@ static int dec_pass(struct bench *b, const struct algo *a, struct buf *x)
 			break;
 		case ALGO_CODEC:
 		default:
-			ok = !a->c->decode(a->param, src, len, dst, n);
+			ok = !incnn_codec_decode(a->c, a->simd, a->param, src,
+						 len, dst, n);
 			break;
 		}
 		if (!ok)
@@ -710,6 +726,8 @@ static void print_header(struct bench *b)
 	fprintf(f, "compiler:  %s\n", compiler_name());
 	fprintf(f, "libraries: liblz4 %s, libzstd %s\n", LZ4_versionString(),
 		ZSTD_versionString());
+	fprintf(f, "simd:      %s (the path column; INCNN_SIMD=0 forces scalar)\n",
+		incnn_simd_name(incnn_simd_level()));
 	fprintf(f, "timing:    median of %u repeats (at most %u above 1M), each >= %.0f ms, CLOCK_MONOTONIC\n",
 		b->repeats, BIG_REPEATS, b->min_time * 1e3);
 	fprintf(f, "sizes:    ");
@@ -721,8 +739,9 @@ static void print_header(struct bench *b)
 		   "           above: one buffer in %uK calls)\n",
 		POOL_BYTES >> 10, BIG_CHUNK >> 10);
 	if (!b->json)
-		fprintf(f, "\n%-10s %-7s %-14s %8s %6s %7s %8s %8s %8s %8s %9s\n",
-			"codec", "param", "dist", "size", "chunk", "ratio",
+		fprintf(f, "\n%-10s %-6s %-7s %-14s %8s %6s %7s %8s %8s %8s %8s %9s\n",
+			"codec", "path", "param", "dist", "size", "chunk",
+			"ratio",
 			"enc GB/s", "dec GB/s", "enc/mcpy", "dec/mcpy",
 			"max err");
 	fflush(f);
@@ -734,6 +753,8 @@ static void print_result(struct bench *b, const struct result *r,
 	double ratio = r->out_bytes ? (double)r->in_bytes / r->out_bytes :
 		       NAN;
 	double er = r->enc / base->enc, dr = r->dec / base->dec;
+	const char *path = r->a->kind != ALGO_CODEC ? "-" :
+			   r->a->simd ? incnn_simd_name(r->a->simd) : "scalar";
 	char sz[32], ch[32];
 
 	if (b->json) {
@@ -742,6 +763,8 @@ static void print_result(struct bench *b, const struct result *r,
 		tu_json_str(stdout, r->a->name);
 		fprintf(stdout, ",\"param\":");
 		tu_json_str(stdout, r->a->label);
+		fprintf(stdout, ",\"path\":");
+		tu_json_str(stdout, path);
 		fprintf(stdout, ",\"dist\":");
 		tu_json_str(stdout, r->d->dist < 0 ? "file" :
 				    incnn_dist_name(r->d->dist));
@@ -778,8 +801,9 @@ static void print_result(struct bench *b, const struct result *r,
 	} else {
 		fmt_size(sz, sizeof(sz), r->size);
 		fmt_size(ch, sizeof(ch), r->chunk);
-		fprintf(stdout, "%-10s %-7s %-14s %8s %6s %7.3f %8.2f %8.2f %8.3f %8.3f %9.3g\n",
-			r->a->name, r->a->label, r->d->label, sz, ch, ratio,
+		fprintf(stdout, "%-10s %-6s %-7s %-14s %8s %6s %7.3f %8.2f %8.2f %8.3f %8.3f %9.3g\n",
+			r->a->name, path, r->a->label, r->d->label, sz, ch,
+			ratio,
 			r->enc, r->dec, er, dr, r->max_err);
 	}
 	b->rows++;

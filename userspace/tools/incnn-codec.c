@@ -33,7 +33,7 @@
  *	then ceil(orig_len / chunk_len) chunk records, in input order
  *	    0   4  blen: codec body length, at most codec->bound(input len)
  *	    4   4  CRC-32 of record bytes 0..3 followed by the body
- *	    8 blen body: codec->encode() of the chunk's input bytes
+ *	    8 blen body: the codec's encode of the chunk's input bytes
  *
  * Chunk i holds input bytes [i * chunk_len, min((i + 1) * chunk_len,
  * orig_len)). The codecs work per packet, so every chunk is encoded on
@@ -597,8 +597,9 @@ static ssize_t encode_chunk(const struct opts *o, struct work *w, size_t n,
 {
 	ssize_t r;
 
-	r = o->codec->encode(o->param, w->in, n, w->rec + REC_HDR_LEN,
-			     w->rec_cap - REC_HDR_LEN, w->scratch, hist);
+	r = incnn_codec_encode(o->codec, incnn_simd_auto(), o->param, w->in, n,
+			       w->rec + REC_HDR_LEN, w->rec_cap - REC_HDR_LEN,
+			       w->scratch, hist);
 	if (r < 0) {
 		fail("%s encode of a %zu-byte chunk failed: %s",
 		     o->codec->name, n, strerror((int)-r));
@@ -625,7 +626,8 @@ static int decode_chunk(const struct incnn_codec *c, u8 param,
 	if (rec_crc(w->rec, blen) != tu_get_le32(w->rec + 4))
 		return fail("%s: chunk %llu: checksum mismatch (corrupt body)",
 			    name, (unsigned long long)idx);
-	if (c->decode(param, w->rec + REC_HDR_LEN, blen, w->dec, n))
+	if (incnn_codec_decode(c, incnn_simd_auto(), param, w->rec + REC_HDR_LEN,
+			       blen, w->dec, n))
 		return fail("%s: chunk %llu: %zu-byte %s body does not decode to %zu bytes",
 			    name, (unsigned long long)idx, blen, c->name, n);
 	return 0;
