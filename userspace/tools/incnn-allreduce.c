@@ -31,16 +31,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <linux/incnn.h>
 #include <incnn/gen.h>
 #include "codec.h"
 #include "toolutil.h"
+#include "commutil.h"
 #include "../collective/include/incnn/collective.h"
 #include "../collective/include/incnn/wfbp.h"
 
@@ -174,22 +170,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* an integer in [min, max], decimal or 0x hex, whole string */
-static int parse_int(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int parse_args(struct ar_opts *o, int argc, char **argv)
 {
 	const char *bound = NULL, *bits = NULL, *sched = NULL;
@@ -220,7 +200,7 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case 'n':
-			if (parse_int(optarg, 1, MAX_LOCAL, &l))
+			if (tu_parse_long(optarg, 1, MAX_LOCAL, &l))
 				return usage_err("-n %s: must be 1..%d", optarg,
 						 MAX_LOCAL);
 			o->local = (int)l;
@@ -239,19 +219,14 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			break;
 		case 'i':
 		case 'w':
-			if (parse_int(optarg, c == 'i' ? 1 : 0, 100000, &l))
+			if (tu_parse_long(optarg, c == 'i' ? 1 : 0, 100000, &l))
 				return usage_err("-%c %s: must be %d..100000", c,
 						 optarg, c == 'i' ? 1 : 0);
 			*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
 			break;
 		case 'a':
-			if (!strcmp(optarg, "ring"))
-				o->ps = false;
-			else if (!strcmp(optarg, "ps"))
-				o->ps = true;
-			else
-				return usage_err("--algo %s: must be ring or ps",
-						 optarg);
+			if (tu_parse_algo(PROG, optarg, &o->ps))
+				return TU_EXIT_USAGE;
 			break;
 		case 'c':
 			o->codec_name = optarg;
@@ -263,7 +238,7 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			bits = optarg;
 			break;
 		case OPT_TOS:
-			if (parse_int(optarg, 0, 255, &l))
+			if (tu_parse_long(optarg, 0, 255, &l))
 				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
 						 optarg);
 			o->tos = (int)l;
@@ -275,7 +250,7 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			o->chunk = v;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_int(optarg, 1, 86400000, &l))
+			if (tu_parse_long(optarg, 1, 86400000, &l))
 				return usage_err("--timeout %s: must be 1..86400000 ms",
 						 optarg);
 			o->timeout_ms = (int)l;
@@ -363,20 +338,12 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 					 o->codec_name, names);
 		o->param = o->codec->default_param;
 	}
-	if (bound) {
-		unsigned int k;
-
-		if (!o->codec || !tu_codec_takes_bound(o->codec))
-			return usage_err("--bound needs --codec inceptionn or ebq");
-		if (tu_parse_bound(bound, &k))
-			return usage_err("--bound %s: must be 2^-K with K in %d..%d",
-					 bound, INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
-		o->param = k;
-	}
+	if (bound && tu_parse_bound_opt(PROG, bound, o->codec, &o->param))
+		return TU_EXIT_USAGE;
 	if (bits) {
 		if (!o->codec || !tu_codec_takes_bits(o->codec))
 			return usage_err("--bits needs --codec trunc");
-		if (parse_int(bits, 8, 24, &l) || o->codec->check_param((u8)l))
+		if (tu_parse_long(bits, 8, 24, &l) || o->codec->check_param((u8)l))
 			return usage_err("--bits %s: must be 8, 16 or 24", bits);
 		o->param = (unsigned int)l;
 	}
@@ -422,20 +389,6 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 	return -1;
 }
 
-static const char *codec_label(unsigned int id, unsigned int param,
-			       char *buf, size_t len)
-{
-	const struct incnn_codec *c = incnn_codec_get(id);
-
-	if (!id || !c)
-		snprintf(buf, len, "none");
-	else if (tu_codec_takes_bits(c))
-		snprintf(buf, len, "%s %u bits", c->name, param);
-	else
-		snprintf(buf, len, "%s 2^-%u", c->name, param);
-	return buf;
-}
-
 static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 			 unsigned int param)
 {
@@ -462,7 +415,8 @@ static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 	}
 	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, tos 0x%02x, chunk %zu B\n",
 	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
-	       o->ps ? "ps" : "ring", codec_label(codec, param, label, sizeof(label)),
+	       o->ps ? "ps" : "ring",
+	       tu_codec_label(codec, param, label, sizeof(label)),
 	       o->tos, o->chunk);
 	printf("# data %s scale %g seed %llu; %u timed iterations after %u warm-up\n#\n",
 	       incnn_dist_name(o->dist), o->scale, (unsigned long long)o->seed,
@@ -550,7 +504,8 @@ static void print_layers_header(const struct ar_opts *o, int N,
 	}
 	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, model %s (%zu layers, %llu floats)\n",
 	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
-	       o->ps ? "ps" : "ring", codec_label(codec, param, label, sizeof(label)),
+	       o->ps ? "ps" : "ring",
+	       tu_codec_label(codec, param, label, sizeof(label)),
 	       m->name, m->nlayers, (unsigned long long)m->params);
 	printf("# backward %.3f ms emulated; %u timed iterations after %u warm-up\n#\n",
 	       o->backward_ms, o->iters, o->warmup);
@@ -879,77 +834,24 @@ out:
 
 static void base_config(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
-	incnn_comm_config_init(cfg);
-	cfg->tos = o->tos;
+	tu_comm_config(cfg, o->tos, o->timeout_ms, o->codec_name, o->codec,
+		       o->param);
 	cfg->chunk_bytes = o->chunk;
-	cfg->timeout_ms = o->timeout_ms;
-	if (!o->codec_name || !strcmp(o->codec_name, "auto")) {
-		cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
-	} else if (!strcmp(o->codec_name, "none") || !o->codec->lossy) {
-		cfg->codec_mode = INCNN_COLL_CODEC_NONE;
-	} else {
-		cfg->codec_mode = INCNN_COLL_CODEC_EMULATE;
-		cfg->codec_id = o->codec->id;
-		cfg->codec_param = o->param;
-	}
 }
 
-/* -n: every rank a process on 127.0.0.1, rank 0's store on a free port */
-static int run_local(const struct ar_opts *o)
+/* -n: one rank of the local job (tu_launch_local()) */
+static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	pid_t pid[MAX_LOCAL];
-	int fd, r, status, worst = 0;
+	const struct ar_opts *o = arg;
+	struct incnn_comm_config cfg;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(fd, 4 * o->local + 16) ||
-	    getsockname(fd, (struct sockaddr *)&a, &len))
-		return fail("cannot listen on 127.0.0.1: %s", strerror(errno));
-	fflush(stdout);
-	for (r = 0; r < o->local; r++) {
-		pid[r] = fork();
-		if (pid[r] < 0) {
-			worst = fail("fork: %s", strerror(errno));
-			while (r--)
-				kill(pid[r], SIGKILL);
-			close(fd);
-			return worst;
-		}
-		if (pid[r] == 0) {
-			struct incnn_comm_config cfg;
-
-			base_config(o, &cfg);
-			cfg.master_addr = "127.0.0.1";
-			cfg.master_port = ntohs(a.sin_port);
-			cfg.rank = r;
-			cfg.world_size = o->local;
-			if (r == 0) {
-				cfg.store_fd = fd;
-			} else {
-				close(fd);
-				/* rank 0 reports the job's error */
-				if (!freopen("/dev/null", "w", stderr))
-					_exit(TU_EXIT_RUNTIME);
-			}
-			/* exit(): flush stdout (and let LeakSanitizer look) */
-			exit(run_rank(o, &cfg));
-		}
-	}
-	close(fd);
-	for (r = 0; r < o->local; r++) {
-		if (waitpid(pid[r], &status, 0) < 0)
-			continue;
-		if (WIFSIGNALED(status)) {
-			fail("rank %d died of signal %d", r, WTERMSIG(status));
-			worst = TU_EXIT_RUNTIME;
-		} else if (WEXITSTATUS(status) && !worst) {
-			worst = WEXITSTATUS(status);
-		}
-	}
-	return worst;
+	base_config(o, &cfg);
+	cfg.master_addr = "127.0.0.1";
+	cfg.master_port = port;
+	cfg.rank = rank;
+	cfg.world_size = world;
+	cfg.store_fd = store_fd;
+	return run_rank(o, &cfg);
 }
 
 int main(int argc, char **argv)
@@ -962,7 +864,7 @@ int main(int argc, char **argv)
 		return ret;
 	signal(SIGPIPE, SIG_IGN);
 	if (o.local)
-		return run_local(&o);
+		return tu_launch_local(PROG, o.local, local_rank, &o);
 	base_config(&o, &cfg);
 	return run_rank(&o, &cfg);
 }

@@ -26,15 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <linux/incnn.h>
 #include "codec.h"
 #include "toolutil.h"
+#include "commutil.h"
 #include "../collective/include/incnn/collective.h"
 #include "../train/data.h"
 #include "../train/mlp.h"
@@ -140,22 +136,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* an integer in [min, max], decimal or 0x hex, whole string */
-static int parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int parse_hidden(struct tr_opts *o, const char *s)
 {
 	char buf[256], *tok, *save = NULL;
@@ -169,7 +149,7 @@ static int parse_hidden(struct tr_opts *o, const char *s)
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (o->nhidden == TR_MAX_LAYERS - 1 ||
-		    parse_long(tok, 1, TR_MAX_DIM, &v))
+		    tu_parse_long(tok, 1, TR_MAX_DIM, &v))
 			return -EINVAL;
 		o->hidden[o->nhidden++] = (int)v;
 	}
@@ -216,31 +196,26 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 			o->data = optarg;
 			break;
 		case 'n':
-			if (parse_long(optarg, 1, MAX_LOCAL, &l))
+			if (tu_parse_long(optarg, 1, MAX_LOCAL, &l))
 				return usage_err("-n %s: must be 1..%d", optarg,
 						 MAX_LOCAL);
 			o->local = (int)l;
 			break;
 		case 'e':
-			if (parse_long(optarg, 1, 100000, &l))
+			if (tu_parse_long(optarg, 1, 100000, &l))
 				return usage_err("--epochs %s: must be 1..100000",
 						 optarg);
 			o->epochs = (int)l;
 			break;
 		case 'i':
-			if (parse_long(optarg, 1, 1000000000, &l))
+			if (tu_parse_long(optarg, 1, 1000000000, &l))
 				return usage_err("--iters %s: must be 1..1000000000",
 						 optarg);
 			o->iters = l;
 			break;
 		case 'a':
-			if (!strcmp(optarg, "ring"))
-				o->ps = false;
-			else if (!strcmp(optarg, "ps"))
-				o->ps = true;
-			else
-				return usage_err("--algo %s: must be ring or ps",
-						 optarg);
+			if (tu_parse_algo(PROG, optarg, &o->ps))
+				return TU_EXIT_USAGE;
 			break;
 		case 'c':
 			o->codec_name = optarg;
@@ -264,7 +239,7 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 						 TR_MAX_DIM);
 			break;
 		case OPT_BATCH:
-			if (parse_long(optarg, 1, 4096, &l))
+			if (tu_parse_long(optarg, 1, 4096, &l))
 				return usage_err("--batch %s: must be 1..4096",
 						 optarg);
 			o->batch = (int)l;
@@ -285,13 +260,13 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 						 optarg);
 			break;
 		case OPT_TOS:
-			if (parse_long(optarg, 0, 255, &l))
+			if (tu_parse_long(optarg, 0, 255, &l))
 				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
 						 optarg);
 			o->tos = (int)l;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_long(optarg, 1, 86400000, &l))
+			if (tu_parse_long(optarg, 1, 86400000, &l))
 				return usage_err("--timeout %s: must be 1..86400000 ms",
 						 optarg);
 			o->timeout_ms = (int)l;
@@ -317,16 +292,9 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 					 o->codec_name);
 		o->param = o->codec->default_param;
 	}
-	if (bound) {
-		unsigned int k;
-
-		if (!o->codec)
-			return usage_err("--bound needs --codec inceptionn or ebq");
-		if (tu_parse_bound(bound, &k))
-			return usage_err("--bound %s: must be 2^-K with K in %d..%d",
-					 bound, INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
-		o->param = k;
-	}
+	/* (--codec takes only codecs with a bound) */
+	if (bound && tu_parse_bound_opt(PROG, bound, o->codec, &o->param))
+		return TU_EXIT_USAGE;
 	return 0;
 }
 
@@ -339,18 +307,6 @@ struct tr_meta {
 	int64_t correct;
 	double comm_s;		/* seconds in allreduce, this epoch */
 };
-
-static const char *codec_label(unsigned int id, unsigned int param,
-			       char *buf, size_t len)
-{
-	const struct incnn_codec *c = incnn_codec_get(id);
-
-	if (!id || !c)
-		snprintf(buf, len, "none");
-	else
-		snprintf(buf, len, "%s 2^-%u", c->name, param);
-	return buf;
-}
 
 struct tr_run {
 	const struct tr_opts *o;
@@ -574,7 +530,7 @@ static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 	r.rank = incnn_comm_rank(r.comm);
 	r.N = incnn_comm_size(r.comm);
 	incnn_comm_codec(r.comm, &codec, &param);
-	codec_label(codec, param, label, sizeof(label));
+	tu_codec_label(codec, param, label, sizeof(label));
 	tr_mlp_arch(&r.m, arch, sizeof(arch));
 	if (r.rank == 0 && o->log) {
 		r.log = fopen(o->log, "w");
@@ -622,80 +578,28 @@ out_free:
 	return status;
 }
 
-static void base_config(const struct tr_opts *o, struct incnn_comm_config *cfg)
+struct tr_local {
+	const struct tr_opts *o;
+	struct tr_data *d;
+};
+
+/* -n: one rank of the local job (tu_launch_local()) */
+static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 {
-	incnn_comm_config_init(cfg);
-	cfg->tos = o->tos;
-	cfg->timeout_ms = o->timeout_ms;
-	if (!o->codec_name || !strcmp(o->codec_name, "auto")) {
-		cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
-	} else if (!strcmp(o->codec_name, "none")) {
-		cfg->codec_mode = INCNN_COLL_CODEC_NONE;
-	} else {
-		cfg->codec_mode = INCNN_COLL_CODEC_EMULATE;
-		cfg->codec_id = o->codec->id;
-		cfg->codec_param = o->param;
-	}
-}
+	const struct tr_local *l = arg;
+	struct incnn_comm_config cfg;
+	int status;
 
-/* -n: every rank a process on 127.0.0.1, rank 0's store on a free port */
-static int run_local(const struct tr_opts *o, const struct tr_data *d)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	pid_t pid[MAX_LOCAL];
-	int fd, r, status, worst = 0;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(fd, 4 * o->local + 16) ||
-	    getsockname(fd, (struct sockaddr *)&a, &len))
-		return fail("cannot listen on 127.0.0.1: %s", strerror(errno));
-	fflush(stdout);
-	fflush(stderr);
-	for (r = 0; r < o->local; r++) {
-		pid[r] = fork();
-		if (pid[r] < 0) {
-			worst = fail("fork: %s", strerror(errno));
-			while (r--)
-				kill(pid[r], SIGKILL);
-			close(fd);
-			return worst;
-		}
-		if (pid[r] == 0) {
-			struct incnn_comm_config cfg;
-
-			base_config(o, &cfg);
-			cfg.master_addr = "127.0.0.1";
-			cfg.master_port = ntohs(a.sin_port);
-			cfg.rank = r;
-			cfg.world_size = o->local;
-			if (r == 0) {
-				cfg.store_fd = fd;
-			} else {
-				close(fd);
-				/* rank 0 reports the job's error */
-				if (!freopen("/dev/null", "w", stderr))
-					_exit(TU_EXIT_RUNTIME);
-			}
-			status = run_rank(o, d, &cfg);
-			tr_data_free((struct tr_data *)d);
-			exit(status);
-		}
-	}
-	close(fd);
-	for (r = 0; r < o->local; r++) {
-		if (waitpid(pid[r], &status, 0) < 0)
-			continue;
-		if (WIFSIGNALED(status)) {
-			fail("rank %d died of signal %d", r, WTERMSIG(status));
-			worst = TU_EXIT_RUNTIME;
-		} else if (WEXITSTATUS(status) && !worst) {
-			worst = WEXITSTATUS(status);
-		}
-	}
-	return worst;
+	tu_comm_config(&cfg, l->o->tos, l->o->timeout_ms, l->o->codec_name,
+		       l->o->codec, l->o->param);
+	cfg.master_addr = "127.0.0.1";
+	cfg.master_port = port;
+	cfg.rank = rank;
+	cfg.world_size = world;
+	cfg.store_fd = store_fd;
+	status = run_rank(l->o, l->d, &cfg);
+	tr_data_free(l->d);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -718,9 +622,12 @@ int main(int argc, char **argv)
 		       fail("%s", ret == -EINVAL && !strcmp(o.data, "synth") ?
 			    "synth: bad size" : err);
 	if (o.local) {
-		ret = run_local(&o, &d);
+		struct tr_local l = { .o = &o, .d = &d };
+
+		ret = tu_launch_local(PROG, o.local, local_rank, &l);
 	} else {
-		base_config(&o, &cfg);
+		tu_comm_config(&cfg, o.tos, o.timeout_ms, o.codec_name, o.codec,
+			       o.param);
 		ret = run_rank(&o, &d, &cfg);
 	}
 	tr_data_free(&d);
