@@ -389,20 +389,45 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 	return -1;
 }
 
-static void print_header(const struct ar_opts *o, int N, unsigned int codec,
-			 unsigned int param)
+/*
+ * What both reports begin with: '{"ranks":N,...,"codec":"NAME"' (--json)
+ * or '# PROG: N ranks (...), algo A, codec C' (text); the caller goes on.
+ */
+static void print_job(const struct ar_opts *o, int N, unsigned int codec,
+		      unsigned int param)
 {
+	const struct incnn_codec *c = incnn_codec_get(codec);
 	char label[48];
 
 	if (o->json) {
-		const struct incnn_codec *c = incnn_codec_get(codec);
-
 		printf("{\"ranks\":%d,\"launch\":", N);
 		tu_json_str(stdout, o->local ? "local" : "env");
 		printf(",\"algo\":");
 		tu_json_str(stdout, o->ps ? "ps" : "ring");
 		printf(",\"codec\":");
 		tu_json_str(stdout, codec && c ? c->name : "none");
+		return;
+	}
+	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s", N,
+	       N == 1 ? "" : "s", o->local ? "local processes" : "env",
+	       o->ps ? "ps" : "ring",
+	       tu_codec_label(codec, param, label, sizeof(label)));
+}
+
+/* a JSON error budget: null when there is none (< 0) */
+static void json_budget(double budget)
+{
+	if (budget < 0)
+		printf("null");
+	else
+		tu_json_num(stdout, budget);
+}
+
+static void print_header(const struct ar_opts *o, int N, unsigned int codec,
+			 unsigned int param)
+{
+	print_job(o, N, codec, param);
+	if (o->json) {
 		printf(",\"param\":%u,\"tos\":%d,\"chunk\":%zu,\"iters\":%u,"
 		       "\"warmup\":%u,\"dist\":", codec ? param : 0, o->tos,
 		       o->chunk, o->iters, o->warmup);
@@ -413,11 +438,7 @@ static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 		       (unsigned long long)o->seed);
 		return;
 	}
-	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, tos 0x%02x, chunk %zu B\n",
-	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
-	       o->ps ? "ps" : "ring",
-	       tu_codec_label(codec, param, label, sizeof(label)),
-	       o->tos, o->chunk);
+	printf(", tos 0x%02x, chunk %zu B\n", o->tos, o->chunk);
 	printf("# data %s scale %g seed %llu; %u timed iterations after %u warm-up\n#\n",
 	       incnn_dist_name(o->dist), o->scale, (unsigned long long)o->seed,
 	       o->iters, o->warmup);
@@ -442,10 +463,7 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 		printf(",\"max_abs_err\":");
 		tu_json_num(stdout, r->max_err);
 		printf(",\"budget\":");
-		if (r->budget < 0)
-			printf("null");
-		else
-			tu_json_num(stdout, r->budget);
+		json_budget(r->budget);
 		printf(",\"identical\":%s,\"within_budget\":%s,"
 		       "\"digest\":\"%016llx\"}",
 		       r->identical ? "true" : "false",
@@ -467,32 +485,109 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 
 /* per-rank figures gathered through the store */
 struct ar_meta {
-	uint64_t hash;
-	double seconds;		/* sum over the timed iterations */
-};
-
-/* --- --model: the layers API per schedule --------------------------------- */
-
-struct ly_meta {
-	uint64_t hash;
+	uint64_t hash;		/* FNV-1a of the result */
 	double seconds, comm;	/* sums over the timed iterations */
 };
+
+/* the figures rank 0 makes of every rank's */
+struct ar_sum {
+	uint64_t digest;	/* rank 0's hash */
+	bool identical;		/* every rank's hash is rank 0's */
+	double worst, comm;	/* the slowest rank's seconds, its comm */
+};
+
+/*
+ * Rank 0: the exact (float64) sum of every rank's first @n input floats
+ * (regenerated; @tmp: n floats of scratch) in @exact, and the sum of
+ * their magnitudes in @ab.
+ */
+static void exact_sums(const struct ar_opts *o, int N, size_t n, float *tmp,
+		       double *exact, double *ab)
+{
+	size_t i;
+	int r;
+
+	for (r = 0; r < N; r++) {
+		gen_rank_input(o, r, tmp, n);
+		for (i = 0; i < n; i++) {
+			exact[i] += tmp[i];
+			ab[i] += fabs(tmp[i]);
+		}
+	}
+}
+
+/*
+ * Every rank: hash the @n floats of the result in @buf and gather the
+ * hashes and timings (@me: the rest filled in) into @all (N entries);
+ * rank 0 then sums them up in @sum. 0 or the exit status (reported).
+ */
+static int gather(struct incnn_comm *comm, const float *buf, size_t n,
+		  struct ar_meta *me, struct ar_meta *all, struct ar_sum *sum)
+{
+	int N = incnn_comm_size(comm), r;
+
+	me->hash = fnv1a(buf, 4 * n);
+	if (incnn_comm_allgather_meta(comm, me, sizeof(*me), all))
+		return fail("rank %d: %s", incnn_comm_rank(comm),
+			    incnn_comm_strerror(comm));
+	sum->digest = all[0].hash;
+	sum->identical = true;
+	sum->worst = 0;
+	sum->comm = 0;
+	for (r = 0; r < N; r++) {
+		if (all[r].hash != all[0].hash)
+			sum->identical = false;
+		if (all[r].seconds > sum->worst) {
+			sum->worst = all[r].seconds;
+			sum->comm = all[r].comm;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Rank 0: the largest error of the @n result floats in @buf against the
+ * exact sums, in *@max_err; whether every one is within @budget (< 0:
+ * none) plus the fp32 rounding of the N - 1 additions on top.
+ */
+static bool check_errors(const float *buf, const double *exact,
+			 const double *ab, size_t n, int N, double budget,
+			 double *max_err)
+{
+	double b = budget > 0 ? budget : 0;
+	bool within = true;
+	size_t i;
+
+	*max_err = 0;
+	for (i = 0; i < n; i++) {
+		double e = fabs(buf[i] - exact[i]);
+		double allowed = b + N * 0x1p-23 * (ab[i] + b);
+
+		if (!(e <= *max_err))
+			*max_err = e;
+		if (budget >= 0 && !(e <= allowed))
+			within = false;
+	}
+	return within;
+}
+
+/* after the last row: close the JSON object, report --check's failure */
+static void finish(const struct ar_opts *o, int rank, int status, int ret)
+{
+	if (rank == 0 && o->json)
+		printf("\n]}\n");
+	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
+		fail("--check: results differ between ranks or exceed the error budget");
+}
+
+/* --- --model: the layers API per schedule --------------------------------- */
 
 static void print_layers_header(const struct ar_opts *o, int N,
 				unsigned int codec, unsigned int param,
 				const struct incnn_model *m)
 {
-	char label[48];
-
+	print_job(o, N, codec, param);
 	if (o->json) {
-		const struct incnn_codec *c = incnn_codec_get(codec);
-
-		printf("{\"ranks\":%d,\"launch\":", N);
-		tu_json_str(stdout, o->local ? "local" : "env");
-		printf(",\"algo\":");
-		tu_json_str(stdout, o->ps ? "ps" : "ring");
-		printf(",\"codec\":");
-		tu_json_str(stdout, codec && c ? c->name : "none");
 		printf(",\"param\":%u,\"model\":", codec ? param : 0);
 		tu_json_str(stdout, m->name);
 		printf(",\"layers\":%zu,\"params\":%llu,\"backward_ms\":",
@@ -502,16 +597,58 @@ static void print_layers_header(const struct ar_opts *o, int N,
 		       (unsigned long long)o->bucket_bytes, o->iters, o->warmup);
 		return;
 	}
-	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, model %s (%zu layers, %llu floats)\n",
-	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
-	       o->ps ? "ps" : "ring",
-	       tu_codec_label(codec, param, label, sizeof(label)),
-	       m->name, m->nlayers, (unsigned long long)m->params);
+	printf(", model %s (%zu layers, %llu floats)\n", m->name, m->nlayers,
+	       (unsigned long long)m->params);
 	printf("# backward %.3f ms emulated; %u timed iterations after %u warm-up\n#\n",
 	       o->backward_ms, o->iters, o->warmup);
 	printf("# %-8s %8s %12s %12s %12s %11s %9s\n", "schedule", "buckets",
 	       "iter(ms)", "comm(ms)", "exposed(ms)", "max_err", "identical");
 	fflush(stdout);
+}
+
+/* a rank's buffers; exact, ab and tmp on rank 0 only */
+struct ar_bufs {
+	float *in, *buf, *tmp;
+	double *exact, *ab;
+	struct ar_meta *all;
+};
+
+/*
+ * Room for @n floats (and one more: n may be 0) and N figures; this
+ * rank's input in b->in; on rank 0 the exact sums (exact_sums()). 0 or
+ * the exit status (reported).
+ */
+static int bufs_init(struct ar_bufs *b, const struct ar_opts *o,
+		     struct incnn_comm *comm, size_t n)
+{
+	int N = incnn_comm_size(comm), rank = incnn_comm_rank(comm);
+
+	memset(b, 0, sizeof(*b));
+	b->in = malloc(4 * n + 4);
+	b->buf = malloc(4 * n + 4);
+	b->all = calloc((size_t)N, sizeof(*b->all));
+	if (rank == 0) {
+		b->exact = calloc(n + 1, sizeof(*b->exact));
+		b->ab = calloc(n + 1, sizeof(*b->ab));
+		b->tmp = malloc(4 * n + 4);
+	}
+	if (!b->in || !b->buf || !b->all ||
+	    (rank == 0 && (!b->exact || !b->ab || !b->tmp)))
+		return fail("out of memory for %zu floats", n);
+	gen_rank_input(o, rank, b->in, n);
+	if (rank == 0)
+		exact_sums(o, N, n, b->tmp, b->exact, b->ab);
+	return 0;
+}
+
+static void bufs_free(struct ar_bufs *b)
+{
+	free(b->in);
+	free(b->buf);
+	free(b->tmp);
+	free(b->exact);
+	free(b->ab);
+	free(b->all);
 }
 
 /*
@@ -526,11 +663,11 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	struct incnn_plan_layer *pl = NULL;
 	struct incnn_layer *ly = NULL;
 	struct incnn_model *m = NULL;
-	struct ly_meta me, *all = NULL;
-	float *in = NULL, *buf = NULL, *tmp = NULL;
-	double *exact = NULL, *ab = NULL;
+	struct ar_bufs b = { 0 };
+	struct ar_meta me;
+	struct ar_sum sum;
 	size_t n, i, off, L;
-	int s, r, ret = 0, status = 0;
+	int s, ret = 0, status = 0;
 	unsigned int it;
 	bool first = true;
 
@@ -540,42 +677,27 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	n = m->params;
 	pl = calloc(L, sizeof(*pl));
 	ly = calloc(L, sizeof(*ly));
-	in = malloc(4 * n);
-	buf = malloc(4 * n);
-	all = calloc((size_t)N, sizeof(*all));
-	if (rank == 0) {
-		exact = calloc(n, sizeof(*exact));
-		ab = calloc(n, sizeof(*ab));
-		tmp = malloc(4 * n);
-	}
-	if (!pl || !ly || !in || !buf || !all ||
-	    (rank == 0 && (!exact || !ab || !tmp))) {
+	if (!pl || !ly) {
 		status = fail("out of memory for %zu floats", n);
 		goto out;
 	}
+	status = bufs_init(&b, o, comm, n);
+	if (status)
+		goto out;
 	incnn_model_timeline(m, o->backward_ms / 1e3, pl);
 	for (i = 0, off = 0; i < L; i++) {
-		ly[i].grad = buf + off;
+		ly[i].grad = b.buf + off;
 		ly[i].count = pl[i].count;
 		ly[i].ready = pl[i].ready;
 		off += pl[i].count;
 	}
-	gen_rank_input(o, rank, in, n);
-	if (rank == 0) {
-		for (r = 0; r < N; r++) {
-			gen_rank_input(o, r, tmp, n);
-			for (i = 0; i < n; i++) {
-				exact[i] += tmp[i];
-				ab[i] += fabs(tmp[i]);
-			}
-		}
+	if (rank == 0)
 		print_layers_header(o, N, codec, param, m);
-	}
 	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
 		struct incnn_layers_opts lo;
 		struct incnn_layers_stats st = { 0 };
-		double secs = 0, cs = 0, worst = 0, wcomm = 0, budget, max_err = 0;
-		bool identical = true, within = true;
+		double secs = 0, cs = 0, worst, wcomm, budget, max_err;
+		bool within;
 
 		if (o->sched >= 0 && o->sched != s)
 			continue;
@@ -589,7 +711,7 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
 			double t0;
 
-			memcpy(buf, in, 4 * n);
+			memcpy(b.buf, b.in, 4 * n);
 			ret = incnn_comm_barrier(comm);
 			if (ret)
 				break;
@@ -608,37 +730,20 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 				      incnn_comm_strerror(comm));
 			break;
 		}
-		me.hash = fnv1a(buf, 4 * n);
 		me.seconds = secs;
 		me.comm = cs;
-		ret = incnn_comm_allgather_meta(comm, &me, sizeof(me), all);
+		ret = gather(comm, b.buf, n, &me, b.all, &sum);
 		if (ret) {
-			status = fail("rank %d: %s", rank, incnn_comm_strerror(comm));
+			status = ret;
 			break;
 		}
 		if (rank != 0)
 			continue;
-		for (r = 0; r < N; r++) {
-			if (all[r].hash != all[0].hash)
-				identical = false;
-			if (all[r].seconds > worst) {
-				worst = all[r].seconds;
-				wcomm = all[r].comm;
-			}
-		}
 		budget = budget_of(o, codec, param, N);
-		for (i = 0; i < n; i++) {
-			double e = fabs(buf[i] - exact[i]);
-			double allowed = (budget > 0 ? budget : 0) +
-				N * 0x1p-23 * (ab[i] + (budget > 0 ? budget : 0));
-
-			if (!(e <= max_err))
-				max_err = e;
-			if (budget >= 0 && !(e <= allowed))
-				within = false;
-		}
-		worst /= o->iters;
-		wcomm /= o->iters;
+		within = check_errors(b.buf, b.exact, b.ab, n, N, budget,
+				      &max_err);
+		worst = sum.worst / o->iters;
+		wcomm = sum.comm / o->iters;
 		if (o->json) {
 			printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
 			       first ? "" : ",", incnn_sched_name(s), st.nbuckets);
@@ -654,41 +759,30 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 			printf(",\"max_abs_err\":");
 			tu_json_num(stdout, max_err);
 			printf(",\"budget\":");
-			if (budget < 0)
-				printf("null");
-			else
-				tu_json_num(stdout, budget);
+			json_budget(budget);
 			printf(",\"identical\":%s,\"within_budget\":%s}",
-			       identical ? "true" : "false",
+			       sum.identical ? "true" : "false",
 			       within ? "true" : "false");
 		} else {
 			printf("  %-8s %8zu %12.3f %12.3f %12.3f %11.3e %9s\n",
 			       incnn_sched_name(s), st.nbuckets, worst * 1e3,
 			       wcomm * 1e3, worst * 1e3 - o->backward_ms,
-			       max_err, identical ? (within ? "yes" : "yes/over") :
-			       "NO");
+			       max_err, !sum.identical ? "NO" :
+			       within ? "yes" : "yes/over");
 			if (s == INCNN_SCHED_MGWFBP)
 				printf("#          probed cost: a = %.1f us, b = %.4g ns/B\n",
 				       st.alpha * 1e6, st.beta * 1e9);
 		}
 		fflush(stdout);
 		first = false;
-		if (o->check && (!identical || !within))
+		if (o->check && (!sum.identical || !within))
 			status = TU_EXIT_RUNTIME;
 	}
-	if (rank == 0 && o->json)
-		printf("\n]}\n");
-	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
-		fail("--check: results differ between ranks or exceed the error budget");
+	finish(o, rank, status, ret);
 out:
 	free(pl);
 	free(ly);
-	free(in);
-	free(buf);
-	free(all);
-	free(exact);
-	free(ab);
-	free(tmp);
+	bufs_free(&b);
 	incnn_model_free(m);
 	return status;
 }
@@ -696,14 +790,13 @@ out:
 static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
 	struct incnn_comm *comm;
-	struct ar_meta *all = NULL, me;
+	struct ar_bufs b = { 0 };
+	struct ar_meta me = { 0 };
+	struct ar_sum sum;
 	char err[512];
-	float *in = NULL, *buf = NULL, *ab = NULL, *tmp = NULL;
-	double *exact = NULL;
 	uint64_t sizes[MAX_SIZES], n0, next;
-	size_t maxn, i;
 	unsigned int codec, param, it, ns = 0, k;
-	int ret, N, rank, status = 0, r;
+	int ret, N, rank, status = 0;
 
 	ret = incnn_comm_create(&comm, cfg, err, sizeof(err));
 	if (ret)
@@ -724,47 +817,27 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 			break;
 		n0 = next;
 	}
-	maxn = sizes[ns - 1] / 4;
-	in = malloc(4 * maxn + 4);
-	buf = malloc(4 * maxn + 4);
-	all = calloc((size_t)N, sizeof(*all));
-	if (rank == 0) {
-		exact = calloc(maxn + 1, sizeof(*exact));
-		ab = calloc(maxn + 1, sizeof(*ab));
-		tmp = malloc(4 * maxn + 4);
-	}
-	if (!in || !buf || !all || (rank == 0 && (!exact || !ab || !tmp))) {
-		status = fail("out of memory for %zu floats", maxn);
+	status = bufs_init(&b, o, comm, sizes[ns - 1] / 4);
+	if (status)
 		goto out;
-	}
-	gen_rank_input(o, rank, in, maxn);
-	if (rank == 0) {
-		/* every rank's input, regenerated: the exact float64 sum */
-		for (r = 0; r < N; r++) {
-			gen_rank_input(o, r, tmp, maxn);
-			for (i = 0; i < maxn; i++) {
-				exact[i] += tmp[i];
-				ab[i] += fabs(tmp[i]);
-			}
-		}
+	if (rank == 0)
 		print_header(o, N, codec, param);
-	}
 
 	for (k = 0; k < ns; k++) {
 		size_t n = sizes[k] / 4;
 		struct ar_row row = { .bytes = sizes[k] };
-		double secs = 0, worst = 0;
+		double secs = 0;
 
 		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
 			double t0;
 
-			memcpy(buf, in, 4 * n);
+			memcpy(b.buf, b.in, 4 * n);
 			ret = incnn_comm_barrier(comm);
 			if (ret)
 				break;
 			t0 = tu_now();
-			ret = o->ps ? incnn_allreduce_ps(comm, buf, n) :
-			      incnn_allreduce(comm, buf, n);
+			ret = o->ps ? incnn_allreduce_ps(comm, b.buf, n) :
+			      incnn_allreduce(comm, b.buf, n);
 			if (ret)
 				break;
 			if (it >= o->warmup)
@@ -777,57 +850,30 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 			/* the library already made every rank fail */
 			break;
 		}
-		me.hash = fnv1a(buf, 4 * n);
 		me.seconds = secs;
-		ret = incnn_comm_allgather_meta(comm, &me, sizeof(me), all);
+		ret = gather(comm, b.buf, n, &me, b.all, &sum);
 		if (ret) {
-			status = fail("rank %d: %s", rank,
-				      incnn_comm_strerror(comm));
+			status = ret;
 			break;
 		}
 		if (rank != 0)
 			continue;
 
-		row.identical = true;
-		row.digest = all[0].hash;
-		for (r = 0; r < N; r++) {
-			if (all[r].hash != all[0].hash)
-				row.identical = false;
-			if (all[r].seconds > worst)
-				worst = all[r].seconds;
-		}
-		row.time_us = worst / o->iters * 1e6;
+		row.identical = sum.identical;
+		row.digest = sum.digest;
+		row.time_us = sum.worst / o->iters * 1e6;
 		row.algbw = row.time_us > 0 ? sizes[k] / row.time_us * 1e-3 : 0;
 		row.busbw = row.algbw * 2.0 * (N - 1) / N;
 		row.budget = budget_of(o, codec, param, N);
-		row.within = true;
-		row.max_err = 0;
-		for (i = 0; i < n; i++) {
-			double e = fabs(buf[i] - exact[i]);
-			/* fp32 rounding of the N - 1 additions on top */
-			double allowed = (row.budget > 0 ? row.budget : 0) +
-				N * 0x1p-23 * (ab[i] + (row.budget > 0 ? row.budget : 0));
-
-			if (!(e <= row.max_err))
-				row.max_err = e;
-			if (row.budget >= 0 && !(e <= allowed))
-				row.within = false;
-		}
+		row.within = check_errors(b.buf, b.exact, b.ab, n, N,
+					  row.budget, &row.max_err);
 		print_row(o, &row, k == 0);
 		if (o->check && (!row.identical || !row.within))
 			status = TU_EXIT_RUNTIME;
 	}
-	if (rank == 0 && o->json)
-		printf("\n]}\n");
-	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
-		fail("--check: results differ between ranks or exceed the error budget");
+	finish(o, rank, status, ret);
 out:
-	free(in);
-	free(buf);
-	free(all);
-	free(exact);
-	free(ab);
-	free(tmp);
+	bufs_free(&b);
 	incnn_comm_destroy(comm);
 	return status;
 }
