@@ -37,4 +37,18 @@ static inline void tu_comm_config(struct incnn_comm_config *cfg, int tos,
 	}
 }
 
+/*
+ * Rank @rank of @world of a local job: tu_launch_local()'s callback
+ * arguments into @cfg (after tu_comm_config()).
+ */
+static inline void tu_comm_local(struct incnn_comm_config *cfg, int rank,
+				 int world, int port, int store_fd)
+{
+	cfg->master_addr = "127.0.0.1";
+	cfg->master_port = port;
+	cfg->rank = rank;
+	cfg->world_size = world;
+	cfg->store_fd = store_fd;
+}
+
 #endif /* INCNN_COMMUTIL_H */

@@ -892,11 +892,7 @@ static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 	struct incnn_comm_config cfg;
 
 	base_config(o, &cfg);
-	cfg.master_addr = "127.0.0.1";
-	cfg.master_port = port;
-	cfg.rank = rank;
-	cfg.world_size = world;
-	cfg.store_fd = store_fd;
+	tu_comm_local(&cfg, rank, world, port, store_fd);
 	return run_rank(o, &cfg);
 }
 

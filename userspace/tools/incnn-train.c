@@ -592,11 +592,7 @@ static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 
 	tu_comm_config(&cfg, l->o->tos, l->o->timeout_ms, l->o->codec_name,
 		       l->o->codec, l->o->param);
-	cfg.master_addr = "127.0.0.1";
-	cfg.master_port = port;
-	cfg.rank = rank;
-	cfg.world_size = world;
-	cfg.store_fd = store_fd;
+	tu_comm_local(&cfg, rank, world, port, store_fd);
 	status = run_rank(l->o, l->d, &cfg);
 	tr_data_free(l->d);
 	return status;
