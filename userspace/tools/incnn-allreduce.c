@@ -651,6 +651,76 @@ static void bufs_free(struct ar_bufs *b)
 	free(b->all);
 }
 
+/* one timed collective call; *comm_s: its time communicating, if known */
+typedef int ar_call(struct incnn_comm *comm, void *arg, double *comm_s);
+
+/*
+ * o->warmup + o->iters times: restore the first @n input floats into
+ * b->buf, pass a barrier and time @call; the sums over the timed
+ * iterations in me->seconds and me->comm. 0 or the library's error.
+ */
+static int timed(const struct ar_opts *o, struct incnn_comm *comm,
+		 struct ar_bufs *b, size_t n, ar_call *call, void *arg,
+		 struct ar_meta *me)
+{
+	unsigned int it;
+	double t0, cs;
+	int ret;
+
+	me->seconds = 0;
+	me->comm = 0;
+	for (it = 0; it < o->warmup + o->iters; it++) {
+		memcpy(b->buf, b->in, 4 * n);
+		ret = incnn_comm_barrier(comm);
+		if (ret)
+			return ret;
+		t0 = tu_now();
+		ret = call(comm, arg, &cs);
+		if (ret)
+			return ret;
+		if (it >= o->warmup) {
+			me->seconds += tu_now() - t0;
+			me->comm += cs;
+		}
+	}
+	return 0;
+}
+
+/* the size sweep's call: one incnn_allreduce() or incnn_allreduce_ps() */
+struct sweep_arg {
+	bool ps;
+	float *buf;
+	size_t n;
+};
+
+static int sweep_call(struct incnn_comm *comm, void *arg, double *comm_s)
+{
+	const struct sweep_arg *a = arg;
+
+	*comm_s = 0;
+	return a->ps ? incnn_allreduce_ps(comm, a->buf, a->n) :
+	       incnn_allreduce(comm, a->buf, a->n);
+}
+
+/* --model's call: one incnn_allreduce_layers() with schedule @s */
+struct layers_arg {
+	struct incnn_layer *ly;
+	size_t L;
+	int s;
+	const struct incnn_layers_opts *lo;
+	struct incnn_layers_stats *st;
+};
+
+static int layers_call(struct incnn_comm *comm, void *arg, double *comm_s)
+{
+	const struct layers_arg *a = arg;
+	int ret = incnn_allreduce_layers(comm, a->ly, a->L, a->s, a->lo,
+					 a->st);
+
+	*comm_s = a->st->comm;
+	return ret;
+}
+
 /*
  * Every schedule: restore the gradients, barrier, one
  * incnn_allreduce_layers() with ready times from the model's simulated
@@ -668,7 +738,6 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	struct ar_sum sum;
 	size_t n, i, off, L;
 	int s, ret = 0, status = 0;
-	unsigned int it;
 	bool first = true;
 
 	if (incnn_model_build(o->model, &m))
@@ -696,7 +765,8 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
 		struct incnn_layers_opts lo;
 		struct incnn_layers_stats st = { 0 };
-		double secs = 0, cs = 0, worst, wcomm, budget, max_err;
+		struct layers_arg la = { ly, L, s, &lo, &st };
+		double worst, wcomm, budget, max_err;
 		bool within;
 
 		if (o->sched >= 0 && o->sched != s)
@@ -708,30 +778,14 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		if (s == INCNN_SCHED_MGWFBP)
 			ret = incnn_comm_probe_cost(comm, o->ps, &lo.alpha,
 						    &lo.beta);
-		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
-			double t0;
-
-			memcpy(b.buf, b.in, 4 * n);
-			ret = incnn_comm_barrier(comm);
-			if (ret)
-				break;
-			t0 = tu_now();
-			ret = incnn_allreduce_layers(comm, ly, L, s, &lo, &st);
-			if (ret)
-				break;
-			if (it >= o->warmup) {
-				secs += tu_now() - t0;
-				cs += st.comm;
-			}
-		}
+		if (!ret)
+			ret = timed(o, comm, &b, n, layers_call, &la, &me);
 		if (ret) {
 			status = fail("rank %d: %s layers: %s", rank,
 				      incnn_sched_name(s),
 				      incnn_comm_strerror(comm));
 			break;
 		}
-		me.seconds = secs;
-		me.comm = cs;
 		ret = gather(comm, b.buf, n, &me, b.all, &sum);
 		if (ret) {
 			status = ret;
@@ -791,11 +845,11 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
 	struct incnn_comm *comm;
 	struct ar_bufs b = { 0 };
-	struct ar_meta me = { 0 };
+	struct ar_meta me;
 	struct ar_sum sum;
 	char err[512];
 	uint64_t sizes[MAX_SIZES], n0, next;
-	unsigned int codec, param, it, ns = 0, k;
+	unsigned int codec, param, ns = 0, k;
 	int ret, N, rank, status = 0;
 
 	ret = incnn_comm_create(&comm, cfg, err, sizeof(err));
@@ -826,23 +880,9 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 	for (k = 0; k < ns; k++) {
 		size_t n = sizes[k] / 4;
 		struct ar_row row = { .bytes = sizes[k] };
-		double secs = 0;
+		struct sweep_arg sa = { o->ps, b.buf, n };
 
-		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
-			double t0;
-
-			memcpy(b.buf, b.in, 4 * n);
-			ret = incnn_comm_barrier(comm);
-			if (ret)
-				break;
-			t0 = tu_now();
-			ret = o->ps ? incnn_allreduce_ps(comm, b.buf, n) :
-			      incnn_allreduce(comm, b.buf, n);
-			if (ret)
-				break;
-			if (it >= o->warmup)
-				secs += tu_now() - t0;
-		}
+		ret = timed(o, comm, &b, n, sweep_call, &sa, &me);
 		if (ret) {
 			status = fail("rank %d: allreduce of %llu bytes: %s",
 				      rank, (unsigned long long)sizes[k],
@@ -850,7 +890,6 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 			/* the library already made every rank fail */
 			break;
 		}
-		me.seconds = secs;
 		ret = gather(comm, b.buf, n, &me, b.all, &sum);
 		if (ret) {
 			status = ret;
