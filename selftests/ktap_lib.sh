@@ -60,6 +60,16 @@ one_error() {
 	[ ! -s "$tmp/one_error.out" ] && grep -q "^$name: " "$tmp/one_error.err"
 }
 
+# each_line COMMAND...: COMMAND with the words of each line of stdin
+# appended; stop at the first failure, naming its line
+each_line() {
+	local args
+	while IFS= read -r args; do
+		# shellcheck disable=SC2086
+		"$@" $args || { echo "# for: $args"; return 1; }
+	done
+}
+
 # json_check FILE PYTHON-EXPR: FILE parses as JSON and EXPR holds, with d
 # the document and S its "schedules" by name; else print the document
 # (without "layer_table", at most 3000 characters)

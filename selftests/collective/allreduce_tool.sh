@@ -146,11 +146,7 @@ expect_usage() {
 }
 
 bad_args() {
-	local args
-	while IFS= read -r args; do
-		# shellcheck disable=SC2086
-		expect_usage $args || { echo "# for: $args"; return 1; }
-	done <<-EOF
+	each_line expect_usage <<-EOF
 		-n 0
 		-n 65
 		--algo tree

@@ -91,11 +91,7 @@ expect_usage() {	# ARGS...: exit 2, one line on stderr, nothing on stdout
 }
 
 bad_args() {
-	local args
-	while IFS= read -r args; do
-		# shellcheck disable=SC2086
-		expect_usage $args || { echo "# for: $args"; return 1; }
-	done <<-EOF
+	each_line expect_usage <<-EOF
 		--workers 4
 		--model lenet
 		--model alexnet --workers 0
