@@ -41,21 +41,16 @@
 #include "../collective/include/incnn/wfbp.h"
 
 #define PROG		"incnn-allreduce"
-#define MAX_LOCAL	64
 #define MAX_SIZES	64
 
 struct ar_opts {
-	int local;			/* -n: ranks to launch, 0: env */
+	struct tu_coll_opts co;		/* -n, --algo, --codec, --bound, ... */
 	uint64_t minb, maxb, factor;
 	unsigned int iters, warmup;
-	bool ps;
-	const char *codec_name;		/* NULL: auto */
 	const struct incnn_codec *codec;
 	bool have_bound, have_bits;
 	unsigned int param;
-	int tos;
 	size_t chunk;
-	int timeout_ms;
 	enum incnn_dist dist;
 	double scale;
 	uint64_t seed;
@@ -126,15 +121,12 @@ static void usage(FILE *f)
 "                     ranks and within the error budget\n"
 "  -j, --json         one JSON object on stdout\n"
 "  -h, --help         this help\n",
-		MAX_LOCAL, names);
+		TU_MAX_LOCAL, names);
 }
 
 enum {
-	OPT_BOUND = 256,
-	OPT_BITS,
-	OPT_TOS,
+	OPT_BITS = TU_OPT_FREE,
 	OPT_CHUNK,
-	OPT_TIMEOUT,
 	OPT_DIST,
 	OPT_SCALE,
 	OPT_SEED,
@@ -144,19 +136,14 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{ "ranks", required_argument, NULL, 'n' },
+	TU_COLL_LONG_OPTS,
 	{ "minbytes", required_argument, NULL, 'b' },
 	{ "maxbytes", required_argument, NULL, 'e' },
 	{ "stepfactor", required_argument, NULL, 'f' },
 	{ "iters", required_argument, NULL, 'i' },
 	{ "warmup", required_argument, NULL, 'w' },
-	{ "algo", required_argument, NULL, 'a' },
-	{ "codec", required_argument, NULL, 'c' },
-	{ "bound", required_argument, NULL, OPT_BOUND },
 	{ "bits", required_argument, NULL, OPT_BITS },
-	{ "tos", required_argument, NULL, OPT_TOS },
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "dist", required_argument, NULL, OPT_DIST },
 	{ "scale", required_argument, NULL, OPT_SCALE },
 	{ "seed", required_argument, NULL, OPT_SEED },
@@ -172,11 +159,11 @@ static const struct option long_opts[] = {
 
 static int parse_args(struct ar_opts *o, int argc, char **argv)
 {
-	const char *bound = NULL, *bits = NULL, *sched = NULL;
+	const char *bits = NULL, *sched = NULL;
 	struct incnn_model *model;
 	uint64_t v;
 	long l;
-	int c, d;
+	int c, d, r;
 
 	memset(o, 0, sizeof(*o));
 	o->minb = 4096;
@@ -184,9 +171,9 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	o->factor = 2;
 	o->iters = 10;
 	o->warmup = 2;
-	o->tos = INCNN_COLL_DEFAULT_TOS;
+	o->co.tos = INCNN_COLL_DEFAULT_TOS;
 	o->chunk = INCNN_COLL_DEFAULT_CHUNK;
-	o->timeout_ms = INCNN_COLL_DEFAULT_TIMEOUT_MS;
+	o->co.timeout_ms = INCNN_COLL_DEFAULT_TIMEOUT_MS;
 	o->dist = INCNN_DIST_LAPLACE;
 	o->scale = 1e-3;
 	o->seed = 1;
@@ -199,12 +186,6 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case 'n':
-			if (tu_parse_long(optarg, 1, MAX_LOCAL, &l))
-				return usage_err("-n %s: must be 1..%d", optarg,
-						 MAX_LOCAL);
-			o->local = (int)l;
-			break;
 		case 'b':
 		case 'e':
 			if (tu_parse_u64(optarg, &v) || v > (1ull << 34))
@@ -224,36 +205,14 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 						 optarg, c == 'i' ? 1 : 0);
 			*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
 			break;
-		case 'a':
-			if (tu_parse_algo(PROG, optarg, &o->ps))
-				return TU_EXIT_USAGE;
-			break;
-		case 'c':
-			o->codec_name = optarg;
-			break;
-		case OPT_BOUND:
-			bound = optarg;
-			break;
 		case OPT_BITS:
 			bits = optarg;
-			break;
-		case OPT_TOS:
-			if (tu_parse_long(optarg, 0, 255, &l))
-				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
-						 optarg);
-			o->tos = (int)l;
 			break;
 		case OPT_CHUNK:
 			if (tu_parse_u64(optarg, &v) || v < 4 || v > (1u << 30))
 				return usage_err("--chunk %s: must be 4..1G bytes",
 						 optarg);
 			o->chunk = v;
-			break;
-		case OPT_TIMEOUT:
-			if (tu_parse_long(optarg, 1, 86400000, &l))
-				return usage_err("--timeout %s: must be 1..86400000 ms",
-						 optarg);
-			o->timeout_ms = (int)l;
 			break;
 		case OPT_DIST:
 			d = incnn_dist_parse(optarg);
@@ -305,10 +264,11 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		case 'j':
 			o->json = true;
 			break;
-		case ':':
-		case '?':
 		default:
-			return tu_getopt_error(PROG, c, argv);
+			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
+			if (r)
+				return r;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -327,18 +287,19 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 				 (unsigned long long)o->minb,
 				 (unsigned long long)o->maxb);
 
-	if (o->codec_name && strcmp(o->codec_name, "auto") &&
-	    strcmp(o->codec_name, "none")) {
+	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
+	    strcmp(o->co.codec_name, "none")) {
 		char names[64];
 
-		o->codec = incnn_codec_find(o->codec_name);
+		o->codec = incnn_codec_find(o->co.codec_name);
 		tu_codec_names(names, sizeof(names));
 		if (!o->codec)
 			return usage_err("--codec %s: unknown codec (%s, auto, none)",
-					 o->codec_name, names);
+					 o->co.codec_name, names);
 		o->param = o->codec->default_param;
 	}
-	if (bound && tu_parse_bound_opt(PROG, bound, o->codec, &o->param))
+	if (o->co.bound &&
+	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
 		return TU_EXIT_USAGE;
 	if (bits) {
 		if (!o->codec || !tu_codec_takes_bits(o->codec))
@@ -378,7 +339,7 @@ static void gen_rank_input(const struct ar_opts *o, int rank, float *x,
 static double budget_of(const struct ar_opts *o, unsigned int codec,
 			unsigned int param, int N)
 {
-	int hops = o->ps ? N - 1 : N;
+	int hops = o->co.ps ? N - 1 : N;
 
 	if (N == 1 || codec == 0)
 		return 0;
@@ -401,16 +362,16 @@ static void print_job(const struct ar_opts *o, int N, unsigned int codec,
 
 	if (o->json) {
 		printf("{\"ranks\":%d,\"launch\":", N);
-		tu_json_str(stdout, o->local ? "local" : "env");
+		tu_json_str(stdout, o->co.local ? "local" : "env");
 		printf(",\"algo\":");
-		tu_json_str(stdout, o->ps ? "ps" : "ring");
+		tu_json_str(stdout, o->co.ps ? "ps" : "ring");
 		printf(",\"codec\":");
 		tu_json_str(stdout, codec && c ? c->name : "none");
 		return;
 	}
 	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s", N,
-	       N == 1 ? "" : "s", o->local ? "local processes" : "env",
-	       o->ps ? "ps" : "ring",
+	       N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
+	       o->co.ps ? "ps" : "ring",
 	       tu_codec_label(codec, param, label, sizeof(label)));
 }
 
@@ -429,7 +390,7 @@ static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 	print_job(o, N, codec, param);
 	if (o->json) {
 		printf(",\"param\":%u,\"tos\":%d,\"chunk\":%zu,\"iters\":%u,"
-		       "\"warmup\":%u,\"dist\":", codec ? param : 0, o->tos,
+		       "\"warmup\":%u,\"dist\":", codec ? param : 0, o->co.tos,
 		       o->chunk, o->iters, o->warmup);
 		tu_json_str(stdout, incnn_dist_name(o->dist));
 		printf(",\"scale\":");
@@ -438,7 +399,7 @@ static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 		       (unsigned long long)o->seed);
 		return;
 	}
-	printf(", tos 0x%02x, chunk %zu B\n", o->tos, o->chunk);
+	printf(", tos 0x%02x, chunk %zu B\n", o->co.tos, o->chunk);
 	printf("# data %s scale %g seed %llu; %u timed iterations after %u warm-up\n#\n",
 	       incnn_dist_name(o->dist), o->scale, (unsigned long long)o->seed,
 	       o->iters, o->warmup);
@@ -772,11 +733,11 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		if (o->sched >= 0 && o->sched != s)
 			continue;
 		incnn_layers_opts_init(&lo);
-		lo.ps = o->ps;
+		lo.ps = o->co.ps;
 		lo.bucket_bytes = o->bucket_bytes;
 		/* MG-WFBP's cost model, measured now rather than in the timing */
 		if (s == INCNN_SCHED_MGWFBP)
-			ret = incnn_comm_probe_cost(comm, o->ps, &lo.alpha,
+			ret = incnn_comm_probe_cost(comm, o->co.ps, &lo.alpha,
 						    &lo.beta);
 		if (!ret)
 			ret = timed(o, comm, &b, n, layers_call, &la, &me);
@@ -880,7 +841,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 	for (k = 0; k < ns; k++) {
 		size_t n = sizes[k] / 4;
 		struct ar_row row = { .bytes = sizes[k] };
-		struct sweep_arg sa = { o->ps, b.buf, n };
+		struct sweep_arg sa = { o->co.ps, b.buf, n };
 
 		ret = timed(o, comm, &b, n, sweep_call, &sa, &me);
 		if (ret) {
@@ -919,7 +880,7 @@ out:
 
 static void base_config(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
-	tu_comm_config(cfg, o->tos, o->timeout_ms, o->codec_name, o->codec,
+	tu_comm_config(cfg, o->co.tos, o->co.timeout_ms, o->co.codec_name, o->codec,
 		       o->param);
 	cfg->chunk_bytes = o->chunk;
 }
@@ -944,8 +905,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	signal(SIGPIPE, SIG_IGN);
-	if (o.local)
-		return tu_launch_local(PROG, o.local, local_rank, &o);
+	if (o.co.local)
+		return tu_launch_local(PROG, o.co.local, local_rank, &o);
 	base_config(&o, &cfg);
 	return run_rank(&o, &cfg);
 }

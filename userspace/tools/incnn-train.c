@@ -36,7 +36,6 @@
 #include "../train/mlp.h"
 
 #define PROG		"incnn-train"
-#define MAX_LOCAL	64
 #define EVAL_BATCH	100
 #define SYNTH_TRAIN	2000
 #define SYNTH_TEST	400
@@ -45,9 +44,7 @@
 #define fail(...)	tu_error(PROG, TU_EXIT_RUNTIME, __VA_ARGS__)
 
 struct tr_opts {
-	int local;			/* -n: ranks to launch, 0: env */
-	bool ps;
-	const char *codec_name;		/* NULL: auto */
+	struct tu_coll_opts co;		/* -n, --algo, --codec, --bound, ... */
 	const struct incnn_codec *codec;
 	unsigned int param;
 	int epochs;
@@ -59,8 +56,6 @@ struct tr_opts {
 	int hidden[TR_MAX_LAYERS];
 	int batch;
 	double lr, momentum, wd;
-	int tos;
-	int timeout_ms;
 	bool quiet;
 };
 
@@ -100,28 +95,22 @@ static void usage(FILE *f)
 "                     (default 300000)\n"
 "  -q, --quiet        no progress lines on stderr\n"
 "  -h, --help         this help\n",
-		SYNTH_TRAIN, SYNTH_TEST, MAX_LOCAL);
+		SYNTH_TRAIN, SYNTH_TEST, TU_MAX_LOCAL);
 }
 
 enum {
-	OPT_BOUND = 256,
-	OPT_HIDDEN,
+	OPT_HIDDEN = TU_OPT_FREE,
 	OPT_BATCH,
 	OPT_LR,
 	OPT_MOMENTUM,
 	OPT_WD,
-	OPT_TOS,
-	OPT_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
+	TU_COLL_LONG_OPTS,
 	{ "data", required_argument, NULL, 'd' },
-	{ "ranks", required_argument, NULL, 'n' },
 	{ "epochs", required_argument, NULL, 'e' },
 	{ "iters", required_argument, NULL, 'i' },
-	{ "algo", required_argument, NULL, 'a' },
-	{ "codec", required_argument, NULL, 'c' },
-	{ "bound", required_argument, NULL, OPT_BOUND },
 	{ "log", required_argument, NULL, 'l' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "hidden", required_argument, NULL, OPT_HIDDEN },
@@ -129,8 +118,6 @@ static const struct option long_opts[] = {
 	{ "lr", required_argument, NULL, OPT_LR },
 	{ "momentum", required_argument, NULL, OPT_MOMENTUM },
 	{ "wd", required_argument, NULL, OPT_WD },
-	{ "tos", required_argument, NULL, OPT_TOS },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -169,10 +156,9 @@ static int parse_real(const char *s, double max, bool zero_ok, double *out)
 
 static int parse_args(struct tr_opts *o, int argc, char **argv)
 {
-	const char *bound = NULL;
 	uint64_t u;
 	long l;
-	int c;
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->epochs = 10;
@@ -183,8 +169,8 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 	o->lr = 0.1;
 	o->momentum = 0.9;
 	o->wd = 5e-5;
-	o->tos = INCNN_COLL_DEFAULT_TOS;
-	o->timeout_ms = 300000;
+	o->co.tos = INCNN_COLL_DEFAULT_TOS;
+	o->co.timeout_ms = 300000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:n:e:i:a:c:l:s:qh", long_opts,
 				NULL)) != -1) {
@@ -194,12 +180,6 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 			exit(0);
 		case 'd':
 			o->data = optarg;
-			break;
-		case 'n':
-			if (tu_parse_long(optarg, 1, MAX_LOCAL, &l))
-				return usage_err("-n %s: must be 1..%d", optarg,
-						 MAX_LOCAL);
-			o->local = (int)l;
 			break;
 		case 'e':
 			if (tu_parse_long(optarg, 1, 100000, &l))
@@ -212,16 +192,6 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 				return usage_err("--iters %s: must be 1..1000000000",
 						 optarg);
 			o->iters = l;
-			break;
-		case 'a':
-			if (tu_parse_algo(PROG, optarg, &o->ps))
-				return TU_EXIT_USAGE;
-			break;
-		case 'c':
-			o->codec_name = optarg;
-			break;
-		case OPT_BOUND:
-			bound = optarg;
 			break;
 		case 'l':
 			o->log = optarg;
@@ -259,41 +229,31 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 				return usage_err("--wd %s: must be a number in [0, 1]",
 						 optarg);
 			break;
-		case OPT_TOS:
-			if (tu_parse_long(optarg, 0, 255, &l))
-				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
-						 optarg);
-			o->tos = (int)l;
-			break;
-		case OPT_TIMEOUT:
-			if (tu_parse_long(optarg, 1, 86400000, &l))
-				return usage_err("--timeout %s: must be 1..86400000 ms",
-						 optarg);
-			o->timeout_ms = (int)l;
-			break;
 		case 'q':
 			o->quiet = true;
 			break;
-		case ':':
-		case '?':
 		default:
-			return tu_getopt_error(PROG, c, argv);
+			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
+			if (r)
+				return r;
+			break;
 		}
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
 	if (!o->data)
 		return usage_err("--data FILE is required (scripts/mnist-fetch.sh, or synth)");
-	if (o->codec_name && strcmp(o->codec_name, "auto") &&
-	    strcmp(o->codec_name, "none")) {
-		o->codec = incnn_codec_find(o->codec_name);
+	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
+	    strcmp(o->co.codec_name, "none")) {
+		o->codec = incnn_codec_find(o->co.codec_name);
 		if (!o->codec || !tu_codec_takes_bound(o->codec))
 			return usage_err("--codec %s: must be none, auto, inceptionn or ebq",
-					 o->codec_name);
+					 o->co.codec_name);
 		o->param = o->codec->default_param;
 	}
 	/* (--codec takes only codecs with a bound) */
-	if (bound && tu_parse_bound_opt(PROG, bound, o->codec, &o->param))
+	if (o->co.bound &&
+	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
 		return TU_EXIT_USAGE;
 	return 0;
 }
@@ -402,7 +362,7 @@ static int train(struct tr_run *r)
 			loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
 			tr_mlp_backward(m, B, r->y);
 			t = tu_now();
-			ret = o->ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
+			ret = o->co.ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
 			      incnn_allreduce(r->comm, m->grad, m->nparams);
 			if (!ret)
 				ret = incnn_comm_allgather_meta(r->comm, &loss,
@@ -553,8 +513,8 @@ static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 	}
 	if (r.log) {
 		fprintf(r.log, "# " PROG ": %d rank%s (%s), algo %s, codec %s, arch %s (%zu parameters), batch %d per rank (%d global), lr %g, momentum %g, weight decay %g, seed %" PRIu64 "\n",
-			r.N, r.N == 1 ? "" : "s", o->local ? "local processes" : "env",
-			o->ps ? "ps" : "ring", label, arch, r.m.nparams, o->batch,
+			r.N, r.N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
+			o->co.ps ? "ps" : "ring", label, arch, r.m.nparams, o->batch,
 			o->batch * r.N, o->lr, o->momentum, o->wd, o->seed);
 		fprintf(r.log, "# data %s: %d train, %d test\n", o->data,
 			d->n_train, d->n_test);
@@ -590,7 +550,7 @@ static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 	struct incnn_comm_config cfg;
 	int status;
 
-	tu_comm_config(&cfg, l->o->tos, l->o->timeout_ms, l->o->codec_name,
+	tu_comm_config(&cfg, l->o->co.tos, l->o->co.timeout_ms, l->o->co.codec_name,
 		       l->o->codec, l->o->param);
 	tu_comm_local(&cfg, rank, world, port, store_fd);
 	status = run_rank(l->o, l->d, &cfg);
@@ -617,12 +577,12 @@ int main(int argc, char **argv)
 		return ret == -ENOMEM ? fail("out of memory for the dataset") :
 		       fail("%s", ret == -EINVAL && !strcmp(o.data, "synth") ?
 			    "synth: bad size" : err);
-	if (o.local) {
+	if (o.co.local) {
 		struct tr_local l = { .o = &o, .d = &d };
 
-		ret = tu_launch_local(PROG, o.local, local_rank, &l);
+		ret = tu_launch_local(PROG, o.co.local, local_rank, &l);
 	} else {
-		tu_comm_config(&cfg, o.tos, o.timeout_ms, o.codec_name, o.codec,
+		tu_comm_config(&cfg, o.co.tos, o.co.timeout_ms, o.co.codec_name, o.codec,
 			       o.param);
 		ret = run_rank(&o, &d, &cfg);
 	}

@@ -466,6 +466,45 @@ int tu_parse_bound_opt(const char *prog, const char *s,
 	return 0;
 }
 
+int tu_coll_opt(const char *prog, struct tu_coll_opts *co, int c,
+		const char *arg, char *const *argv)
+{
+	long l;
+
+	switch (c) {
+	case 'n':
+		if (tu_parse_long(arg, 1, TU_MAX_LOCAL, &l))
+			return tu_error(prog, TU_EXIT_USAGE,
+					"-n %s: must be 1..%d", arg,
+					TU_MAX_LOCAL);
+		co->local = (int)l;
+		return 0;
+	case 'a':
+		return tu_parse_algo(prog, arg, &co->ps) ? TU_EXIT_USAGE : 0;
+	case 'c':
+		co->codec_name = arg;
+		return 0;
+	case TU_OPT_BOUND:
+		co->bound = arg;
+		return 0;
+	case TU_OPT_TOS:
+		if (tu_parse_long(arg, 0, 255, &l))
+			return tu_error(prog, TU_EXIT_USAGE,
+					"--tos %s: must be 0..255 (e.g. 0x28)",
+					arg);
+		co->tos = (int)l;
+		return 0;
+	case TU_OPT_TIMEOUT:
+		if (tu_parse_long(arg, 1, 86400000, &l))
+			return tu_error(prog, TU_EXIT_USAGE,
+					"--timeout %s: must be 1..86400000 ms",
+					arg);
+		co->timeout_ms = (int)l;
+		return 0;
+	}
+	return tu_getopt_error(prog, c, argv);
+}
+
 int tu_launch_local(const char *prog, int world, tu_rank_fn *fn, void *arg)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };

@@ -104,6 +104,48 @@ int tu_parse_bound_opt(const char *prog, const char *s,
 		       const struct incnn_codec *codec, unsigned int *param);
 
 /*
+ * The options of the tools on the collective library (incnn-allreduce,
+ * incnn-train): -n/--ranks, -a/--algo, -c/--codec, --bound, --tos and
+ * --timeout. TU_COLL_LONG_OPTS goes in a tool's long option table (with
+ * "n:a:c:" in its short ones); the tool's own long-only options start at
+ * TU_OPT_FREE.
+ */
+#define TU_MAX_LOCAL	64
+
+enum {
+	TU_OPT_BOUND = 256,
+	TU_OPT_TOS,
+	TU_OPT_TIMEOUT,
+	TU_OPT_FREE,
+};
+
+#define TU_COLL_LONG_OPTS \
+	{ "ranks", required_argument, NULL, 'n' }, \
+	{ "algo", required_argument, NULL, 'a' }, \
+	{ "codec", required_argument, NULL, 'c' }, \
+	{ "bound", required_argument, NULL, TU_OPT_BOUND }, \
+	{ "tos", required_argument, NULL, TU_OPT_TOS }, \
+	{ "timeout", required_argument, NULL, TU_OPT_TIMEOUT }
+
+struct tu_coll_opts {
+	int local;			/* -n: ranks to launch, 0: env */
+	bool ps;			/* --algo ps */
+	const char *codec_name;		/* --codec; NULL: auto */
+	const char *bound;		/* --bound: tu_parse_bound_opt() */
+	int tos;
+	int timeout_ms;
+};
+
+/*
+ * getopt_long()'s result @c with @arg, for the options the tool does not
+ * handle itself: 0 when it is one of these (taken into @co), else the
+ * usage error's exit status (printed; tu_getopt_error() with @argv when
+ * it is none of them).
+ */
+int tu_coll_opt(const char *prog, struct tu_coll_opts *co, int c,
+		const char *arg, char *const *argv);
+
+/*
  * One rank of a local job (tu_launch_local()), in its own process:
  * rank @rank of @world, the store on 127.0.0.1:@port; @store_fd is the
  * store's listening socket for rank 0, -1 for the others. Returns the
