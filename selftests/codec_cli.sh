@@ -5,35 +5,15 @@
 # decode, lossless codecs are exact, the reported figures match the data,
 # and every bad input gets one line on stderr and a non-zero exit.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-build=${INCNN_BUILD:-$top/build}
+. "$(dirname "$0")/ktap_lib.sh"
 codec=$build/asan/bin/incnn-codec
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0 pass=0 fail=0
 
-check() {	# description, command...
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/out" 2>"$tmp/err"; then
-		pass=$((pass + 1))
-		echo "ok $n $desc"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n $desc"
-		sed 's/^/# /' "$tmp/out" "$tmp/err" | tail -n 5
-	fi
-}
-
-# expect_error STATUS ARGS...: exactly one stderr line, that status
+# expect_error STATUS ARGS...: exactly one stderr line, that status,
+# nothing on stdout
 expect_error() {
-	local want=$1 rc
+	local want=$1
 	shift
-	"$codec" "$@" >/dev/null 2>"$tmp/e"
-	rc=$?
-	[ "$rc" -eq "$want" ] && [ "$(wc -l <"$tmp/e")" -eq 1 ] &&
-		grep -q '^incnn-codec: ' "$tmp/e"
+	one_error "$want" incnn-codec "$codec" "$@"
 }
 
 roundtrip_is_encode_decode() {	# codec-args...

@@ -166,4 +166,23 @@ static inline u32 avx2_hsum(v8si v)
 	return s;
 }
 
+/*
+ * Where an encoder's SIMD loop stopped: @i values done, body byte @pos;
+ * if @count, their Table III classes from the per-lane counts of the
+ * values with tag >= 01 (@n1), >= 10 (@n2) and 11 (@n3).
+ */
+static __always_inline void avx2_enc_stop(struct incnn_enc_pos *at, size_t i,
+					  size_t pos, bool count, v8si n1,
+					  v8si n2, v8si n3)
+{
+	at->i = i;
+	at->pos = pos;
+	if (count) {
+		at->classes[3] = avx2_hsum(n3);
+		at->classes[2] = avx2_hsum(n2) - at->classes[3];
+		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
+		at->classes[0] = i - avx2_hsum(n1);
+	}
+}
+
 #endif /* _INCNN_CODEC_AVX2_H */

@@ -127,10 +127,12 @@ static void ebq_dec_quad(const u8 *ip, u32 tags, unsigned int cnt, int k,
 	}
 }
 
-int incnn_ebq_decode_check(const u8 *in, size_t len, size_t n)
+int incnn_ebq_decode_check(const u8 *in, size_t len, size_t out_len)
 {
-	size_t ntags = (n + QUAD - 1) / QUAD;
+	size_t n = out_len / 4, ntags = (n + QUAD - 1) / QUAD;
 
+	if (out_len % 4)
+		return -EINVAL;
 	if (ntags > len)
 		return -EBADMSG;
 	if (n % QUAD && in[ntags - 1] >> (2 * (n % QUAD)))
@@ -173,9 +175,7 @@ static int ebq_decode(u8 k, const u8 *in, size_t len, u8 *out,
 	size_t n = out_len / 4;
 	int err;
 
-	if (out_len % 4)
-		return -EINVAL;
-	err = incnn_ebq_decode_check(in, len, n);
+	err = incnn_ebq_decode_check(in, len, out_len);
 	if (err)
 		return err;
 	return incnn_ebq_decode_rest(k, in, len, out, out_len, 0,

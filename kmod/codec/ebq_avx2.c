@@ -53,15 +53,7 @@ static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
 			n3 -= m3;
 		}
 	}
-
-	at->i = i;
-	at->pos = pos;
-	if (count) {
-		at->classes[3] = avx2_hsum(n3);
-		at->classes[2] = avx2_hsum(n2) - at->classes[3];
-		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
-		at->classes[0] = i - avx2_hsum(n1);
-	}
+	avx2_enc_stop(at, i, pos, count, n1, n2, n3);
 }
 
 ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
@@ -100,9 +92,7 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	u8 tmp[2 * STEP_ROOM];
 	int err;
 
-	if (out_len % 4)
-		return -EINVAL;
-	err = incnn_ebq_decode_check(in, len, n);
+	err = incnn_ebq_decode_check(in, len, out_len);
 	if (err)
 		return err;
 	pos = (n + 3) / 4;

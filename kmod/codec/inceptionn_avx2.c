@@ -52,16 +52,7 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 			n3 -= m3;
 		}
 	}
-
-	/* Table III classes: tag >= 01, >= 10, == 11 per lane so far */
-	at->i = i;
-	at->pos = pos;
-	if (count) {
-		at->classes[3] = avx2_hsum(n3);
-		at->classes[2] = avx2_hsum(n2) - at->classes[3];
-		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
-		at->classes[0] = i - avx2_hsum(n1);
-	}
+	avx2_enc_stop(at, i, pos, count, n1, n2, n3);
 }
 
 ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,

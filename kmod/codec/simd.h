@@ -30,8 +30,8 @@ int incnn_inc_decode_rest(const u8 *in, size_t len, u8 *out,
 ssize_t incnn_ebq_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 			      size_t cap, struct incnn_enc_pos *at,
 			      struct incnn_hist *hist);
-/* the checks before the payload loop: 0 or -EBADMSG */
-int incnn_ebq_decode_check(const u8 *in, size_t len, size_t n);
+/* the checks before the payload loop: 0, -EINVAL or -EBADMSG */
+int incnn_ebq_decode_check(const u8 *in, size_t len, size_t out_len);
 int incnn_ebq_decode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 			  size_t out_len, size_t i, size_t pos);
 

@@ -9,8 +9,7 @@
 # the layers API per schedule (--model), and one-line errors with exit
 # status 2 for bad arguments.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=${INCNN_BUILD:-$top/build}
+. "$(dirname "$0")/../ktap_lib.sh"
 tool=${INCNN_ALLREDUCE:-}
 if [ -z "$tool" ]; then
 	for t in "$build/asan/bin/incnn-allreduce" \
@@ -18,39 +17,7 @@ if [ -z "$tool" ]; then
 		[ -x "$t" ] && tool=$t && break
 	done
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0 fail=0
-
-check() {	# description, command...
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n $desc"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n $desc"
-		sed 's/^/# /' "$tmp/log" | tail -n 15
-	fi
-}
-
-if [ -z "$tool" ]; then
-	echo "not ok 1 incnn-allreduce not built (make tools-asan)"
-	exit 1
-fi
-echo "# $tool"
-
-# json_check FILE PYTHON-EXPR: the document parses and EXPR holds (d = doc)
-json_check() {
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-ok = eval("(" + sys.argv[2] + ")")
-if not ok:
-	print(json.dumps(d, indent=1))
-sys.exit(0 if ok else 1)' "$1" "$2"
-}
+need_tool "$tool" incnn-allreduce
 
 sweep_json() {
 	"$tool" -n 4 -b 4K -e 256K -f 4 -i 2 -w 1 --json >"$tmp/s.json" &&
@@ -172,22 +139,14 @@ layers_text() {	# one schedule, ps, emulated codec, --check
 	grep -q '^# incnn-allreduce: 3 ranks (local processes), algo ps, codec ebq 2^-8, model googlenet (115 layers, 6624904 floats)' "$tmp/l.txt"
 }
 
-# expect_usage ARGS...: exit status 2, exactly one line on stderr
+# expect_usage ARGS...: exit status 2, exactly one line on stderr, nothing
+# on stdout
 expect_usage() {
-	local rc
-	"$tool" "$@" >/dev/null 2>"$tmp/u.err"
-	rc=$?
-	cat "$tmp/u.err"
-	[ $rc = 2 ] && [ "$(wc -l <"$tmp/u.err")" = 1 ] &&
-	grep -q '^incnn-allreduce: ' "$tmp/u.err"
+	one_error 2 incnn-allreduce "$tool" "$@"
 }
 
 bad_args() {
-	local args
-	while IFS= read -r args; do
-		# shellcheck disable=SC2086
-		expect_usage $args || { echo "# for: $args"; return 1; }
-	done <<-EOF
+	each_line expect_usage <<-EOF
 		-n 0
 		-n 65
 		--algo tree

@@ -6,42 +6,9 @@
 # MG-WFBP never worse than the other schedules, deterministic output,
 # --list-layers, and one-line errors with exit status 2 for bad input.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=${INCNN_BUILD:-$top/build}
+. "$(dirname "$0")/../ktap_lib.sh"
 tool=${INCNN_WFBP:-$build/asan/bin/incnn-wfbp}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0 fail=0
-
-check() {	# description, command...
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n $desc"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n $desc"
-		sed 's/^/# /' "$tmp/log" | tail -n 15
-	fi
-}
-
-if [ ! -x "$tool" ]; then
-	echo "not ok 1 incnn-wfbp not built (make tools-asan)"
-	exit 1
-fi
-echo "# $tool"
-
-json_check() {	# FILE PYTHON-EXPR (d = the document)
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-S = {s["schedule"]: s for s in d.get("schedules", [])}
-ok = eval("(" + sys.argv[2] + ")")
-if not ok:
-	print(json.dumps({k: v for k, v in d.items() if k != "layer_table"}, indent=1)[:3000])
-sys.exit(0 if ok else 1)' "$1" "$2"
-}
+need_tool "$tool" incnn-wfbp
 
 # AlexNet, 4 workers, 10 Gbit/s, 50 us: a = 6 * 50 us = 300 us,
 # b = 1.5 / 1.25e9 = 1.2 ns/B; one bucket after 100 ms of backward:
@@ -120,20 +87,11 @@ text_output() {
 }
 
 expect_usage() {	# ARGS...: exit 2, one line on stderr, nothing on stdout
-	local rc
-	"$tool" "$@" >"$tmp/u.out" 2>"$tmp/u.err"
-	rc=$?
-	cat "$tmp/u.err"
-	[ $rc = 2 ] && [ "$(wc -l <"$tmp/u.err")" = 1 ] &&
-	[ ! -s "$tmp/u.out" ] && grep -q '^incnn-wfbp: ' "$tmp/u.err"
+	one_error 2 incnn-wfbp "$tool" "$@"
 }
 
 bad_args() {
-	local args
-	while IFS= read -r args; do
-		# shellcheck disable=SC2086
-		expect_usage $args || { echo "# for: $args"; return 1; }
-	done <<-EOF
+	each_line expect_usage <<-EOF
 		--workers 4
 		--model lenet
 		--model alexnet --workers 0

@@ -8,33 +8,11 @@
 # same losses as -n, --iters, a run that learns, scripts/train-compare.sh,
 # and one-line errors for bad input.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=${INCNN_BUILD:-$top/build}
+. "$(dirname "$0")/../ktap_lib.sh"
 tool=${INCNN_TRAIN:-$build/asan/bin/incnn-train}
 cmp=$top/scripts/train-compare.sh
 mnist=${INCNN_MNIST:-$build/mnist/mnist.bin}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0 fail=0 skip=0
-
-check() {	# description, command...
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n $desc"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n $desc"
-		sed 's/^/# /' "$tmp/log" | tail -n 15
-	fi
-}
-
-if [ ! -x "$tool" ]; then
-	echo "not ok 1 incnn-train not built (make tools-asan)"
-	exit 1
-fi
-echo "# $tool"
+need_tool "$tool" incnn-train
 
 # a small, fast configuration on the synthetic data
 small=(--data synth --hidden 32,16 -q)
@@ -146,14 +124,9 @@ compare_script() {
 
 # bad input: status 2 (usage) or 1 (runtime), exactly one line on stderr
 bad() {		# status, args...
-	local want=$1 rc lines
+	local want=$1
 	shift
-	"$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	lines=$(wc -l <"$tmp/err")
-	cat "$tmp/err"
-	[ "$rc" = "$want" ] && [ "$lines" = 1 ] && [ ! -s "$tmp/out" ] &&
-	grep -q '^incnn-train: ' "$tmp/err"
+	one_error "$want" incnn-train "$tool" "$@"
 }
 
 bad_input() {
@@ -212,8 +185,7 @@ check "bad input: one-line error, exit status 2 or 1" bad_input
 if [ -f "$mnist" ]; then
 	check "MNIST: 3 iterations of the HDC network, 2 ranks" mnist_run
 else
-	n=$((n + 1)) skip=$((skip + 1))
-	echo "ok $n # SKIP MNIST: no $mnist (scripts/mnist-fetch.sh)"
+	skip_test "MNIST: no $mnist (scripts/mnist-fetch.sh)"
 fi
 
 echo "# Totals: pass:$((n - fail - skip)) fail:$fail xfail:0 xpass:0 skip:$skip error:0"

@@ -31,35 +31,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <linux/incnn.h>
 #include <incnn/gen.h>
 #include "codec.h"
 #include "toolutil.h"
+#include "commutil.h"
 #include "../collective/include/incnn/collective.h"
 #include "../collective/include/incnn/wfbp.h"
 
 #define PROG		"incnn-allreduce"
-#define MAX_LOCAL	64
 #define MAX_SIZES	64
 
 struct ar_opts {
-	int local;			/* -n: ranks to launch, 0: env */
+	struct tu_coll_opts co;		/* -n, --algo, --codec, --bound, ... */
 	uint64_t minb, maxb, factor;
 	unsigned int iters, warmup;
-	bool ps;
-	const char *codec_name;		/* NULL: auto */
 	const struct incnn_codec *codec;
 	bool have_bound, have_bits;
 	unsigned int param;
-	int tos;
 	size_t chunk;
-	int timeout_ms;
 	enum incnn_dist dist;
 	double scale;
 	uint64_t seed;
@@ -130,15 +121,12 @@ static void usage(FILE *f)
 "                     ranks and within the error budget\n"
 "  -j, --json         one JSON object on stdout\n"
 "  -h, --help         this help\n",
-		MAX_LOCAL, names);
+		TU_MAX_LOCAL, names);
 }
 
 enum {
-	OPT_BOUND = 256,
-	OPT_BITS,
-	OPT_TOS,
+	OPT_BITS = TU_OPT_FREE,
 	OPT_CHUNK,
-	OPT_TIMEOUT,
 	OPT_DIST,
 	OPT_SCALE,
 	OPT_SEED,
@@ -148,19 +136,14 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{ "ranks", required_argument, NULL, 'n' },
+	TU_COLL_LONG_OPTS,
 	{ "minbytes", required_argument, NULL, 'b' },
 	{ "maxbytes", required_argument, NULL, 'e' },
 	{ "stepfactor", required_argument, NULL, 'f' },
 	{ "iters", required_argument, NULL, 'i' },
 	{ "warmup", required_argument, NULL, 'w' },
-	{ "algo", required_argument, NULL, 'a' },
-	{ "codec", required_argument, NULL, 'c' },
-	{ "bound", required_argument, NULL, OPT_BOUND },
 	{ "bits", required_argument, NULL, OPT_BITS },
-	{ "tos", required_argument, NULL, OPT_TOS },
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "dist", required_argument, NULL, OPT_DIST },
 	{ "scale", required_argument, NULL, OPT_SCALE },
 	{ "seed", required_argument, NULL, OPT_SEED },
@@ -174,29 +157,13 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* an integer in [min, max], decimal or 0x hex, whole string */
-static int parse_int(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int parse_args(struct ar_opts *o, int argc, char **argv)
 {
-	const char *bound = NULL, *bits = NULL, *sched = NULL;
+	const char *bits = NULL, *sched = NULL;
 	struct incnn_model *model;
 	uint64_t v;
 	long l;
-	int c, d;
+	int c, d, r;
 
 	memset(o, 0, sizeof(*o));
 	o->minb = 4096;
@@ -204,9 +171,9 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	o->factor = 2;
 	o->iters = 10;
 	o->warmup = 2;
-	o->tos = INCNN_COLL_DEFAULT_TOS;
+	o->co.tos = INCNN_COLL_DEFAULT_TOS;
 	o->chunk = INCNN_COLL_DEFAULT_CHUNK;
-	o->timeout_ms = INCNN_COLL_DEFAULT_TIMEOUT_MS;
+	o->co.timeout_ms = INCNN_COLL_DEFAULT_TIMEOUT_MS;
 	o->dist = INCNN_DIST_LAPLACE;
 	o->scale = 1e-3;
 	o->seed = 1;
@@ -219,12 +186,6 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case 'n':
-			if (parse_int(optarg, 1, MAX_LOCAL, &l))
-				return usage_err("-n %s: must be 1..%d", optarg,
-						 MAX_LOCAL);
-			o->local = (int)l;
-			break;
 		case 'b':
 		case 'e':
 			if (tu_parse_u64(optarg, &v) || v > (1ull << 34))
@@ -239,46 +200,19 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			break;
 		case 'i':
 		case 'w':
-			if (parse_int(optarg, c == 'i' ? 1 : 0, 100000, &l))
+			if (tu_parse_long(optarg, c == 'i' ? 1 : 0, 100000, &l))
 				return usage_err("-%c %s: must be %d..100000", c,
 						 optarg, c == 'i' ? 1 : 0);
 			*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
 			break;
-		case 'a':
-			if (!strcmp(optarg, "ring"))
-				o->ps = false;
-			else if (!strcmp(optarg, "ps"))
-				o->ps = true;
-			else
-				return usage_err("--algo %s: must be ring or ps",
-						 optarg);
-			break;
-		case 'c':
-			o->codec_name = optarg;
-			break;
-		case OPT_BOUND:
-			bound = optarg;
-			break;
 		case OPT_BITS:
 			bits = optarg;
-			break;
-		case OPT_TOS:
-			if (parse_int(optarg, 0, 255, &l))
-				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
-						 optarg);
-			o->tos = (int)l;
 			break;
 		case OPT_CHUNK:
 			if (tu_parse_u64(optarg, &v) || v < 4 || v > (1u << 30))
 				return usage_err("--chunk %s: must be 4..1G bytes",
 						 optarg);
 			o->chunk = v;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_int(optarg, 1, 86400000, &l))
-				return usage_err("--timeout %s: must be 1..86400000 ms",
-						 optarg);
-			o->timeout_ms = (int)l;
 			break;
 		case OPT_DIST:
 			d = incnn_dist_parse(optarg);
@@ -330,10 +264,11 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		case 'j':
 			o->json = true;
 			break;
-		case ':':
-		case '?':
 		default:
-			return tu_getopt_error(PROG, c, argv);
+			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
+			if (r)
+				return r;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -352,31 +287,24 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 				 (unsigned long long)o->minb,
 				 (unsigned long long)o->maxb);
 
-	if (o->codec_name && strcmp(o->codec_name, "auto") &&
-	    strcmp(o->codec_name, "none")) {
+	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
+	    strcmp(o->co.codec_name, "none")) {
 		char names[64];
 
-		o->codec = incnn_codec_find(o->codec_name);
+		o->codec = incnn_codec_find(o->co.codec_name);
 		tu_codec_names(names, sizeof(names));
 		if (!o->codec)
 			return usage_err("--codec %s: unknown codec (%s, auto, none)",
-					 o->codec_name, names);
+					 o->co.codec_name, names);
 		o->param = o->codec->default_param;
 	}
-	if (bound) {
-		unsigned int k;
-
-		if (!o->codec || !tu_codec_takes_bound(o->codec))
-			return usage_err("--bound needs --codec inceptionn or ebq");
-		if (tu_parse_bound(bound, &k))
-			return usage_err("--bound %s: must be 2^-K with K in %d..%d",
-					 bound, INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
-		o->param = k;
-	}
+	if (o->co.bound &&
+	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
+		return TU_EXIT_USAGE;
 	if (bits) {
 		if (!o->codec || !tu_codec_takes_bits(o->codec))
 			return usage_err("--bits needs --codec trunc");
-		if (parse_int(bits, 8, 24, &l) || o->codec->check_param((u8)l))
+		if (tu_parse_long(bits, 8, 24, &l) || o->codec->check_param((u8)l))
 			return usage_err("--bits %s: must be 8, 16 or 24", bits);
 		o->param = (unsigned int)l;
 	}
@@ -411,7 +339,7 @@ static void gen_rank_input(const struct ar_opts *o, int rank, float *x,
 static double budget_of(const struct ar_opts *o, unsigned int codec,
 			unsigned int param, int N)
 {
-	int hops = o->ps ? N - 1 : N;
+	int hops = o->co.ps ? N - 1 : N;
 
 	if (N == 1 || codec == 0)
 		return 0;
@@ -422,36 +350,47 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 	return -1;
 }
 
-static const char *codec_label(unsigned int id, unsigned int param,
-			       char *buf, size_t len)
+/*
+ * What both reports begin with: '{"ranks":N,...,"codec":"NAME"' (--json)
+ * or '# PROG: N ranks (...), algo A, codec C' (text); the caller goes on.
+ */
+static void print_job(const struct ar_opts *o, int N, unsigned int codec,
+		      unsigned int param)
 {
-	const struct incnn_codec *c = incnn_codec_get(id);
+	const struct incnn_codec *c = incnn_codec_get(codec);
+	char label[48];
 
-	if (!id || !c)
-		snprintf(buf, len, "none");
-	else if (tu_codec_takes_bits(c))
-		snprintf(buf, len, "%s %u bits", c->name, param);
+	if (o->json) {
+		printf("{\"ranks\":%d,\"launch\":", N);
+		tu_json_str(stdout, o->co.local ? "local" : "env");
+		printf(",\"algo\":");
+		tu_json_str(stdout, o->co.ps ? "ps" : "ring");
+		printf(",\"codec\":");
+		tu_json_str(stdout, codec && c ? c->name : "none");
+		return;
+	}
+	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s", N,
+	       N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
+	       o->co.ps ? "ps" : "ring",
+	       tu_codec_label(codec, param, label, sizeof(label)));
+}
+
+/* a JSON error budget: null when there is none (< 0) */
+static void json_budget(double budget)
+{
+	if (budget < 0)
+		printf("null");
 	else
-		snprintf(buf, len, "%s 2^-%u", c->name, param);
-	return buf;
+		tu_json_num(stdout, budget);
 }
 
 static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 			 unsigned int param)
 {
-	char label[48];
-
+	print_job(o, N, codec, param);
 	if (o->json) {
-		const struct incnn_codec *c = incnn_codec_get(codec);
-
-		printf("{\"ranks\":%d,\"launch\":", N);
-		tu_json_str(stdout, o->local ? "local" : "env");
-		printf(",\"algo\":");
-		tu_json_str(stdout, o->ps ? "ps" : "ring");
-		printf(",\"codec\":");
-		tu_json_str(stdout, codec && c ? c->name : "none");
 		printf(",\"param\":%u,\"tos\":%d,\"chunk\":%zu,\"iters\":%u,"
-		       "\"warmup\":%u,\"dist\":", codec ? param : 0, o->tos,
+		       "\"warmup\":%u,\"dist\":", codec ? param : 0, o->co.tos,
 		       o->chunk, o->iters, o->warmup);
 		tu_json_str(stdout, incnn_dist_name(o->dist));
 		printf(",\"scale\":");
@@ -460,10 +399,7 @@ static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 		       (unsigned long long)o->seed);
 		return;
 	}
-	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, tos 0x%02x, chunk %zu B\n",
-	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
-	       o->ps ? "ps" : "ring", codec_label(codec, param, label, sizeof(label)),
-	       o->tos, o->chunk);
+	printf(", tos 0x%02x, chunk %zu B\n", o->co.tos, o->chunk);
 	printf("# data %s scale %g seed %llu; %u timed iterations after %u warm-up\n#\n",
 	       incnn_dist_name(o->dist), o->scale, (unsigned long long)o->seed,
 	       o->iters, o->warmup);
@@ -488,10 +424,7 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 		printf(",\"max_abs_err\":");
 		tu_json_num(stdout, r->max_err);
 		printf(",\"budget\":");
-		if (r->budget < 0)
-			printf("null");
-		else
-			tu_json_num(stdout, r->budget);
+		json_budget(r->budget);
 		printf(",\"identical\":%s,\"within_budget\":%s,"
 		       "\"digest\":\"%016llx\"}",
 		       r->identical ? "true" : "false",
@@ -513,32 +446,109 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 
 /* per-rank figures gathered through the store */
 struct ar_meta {
-	uint64_t hash;
-	double seconds;		/* sum over the timed iterations */
-};
-
-/* --- --model: the layers API per schedule --------------------------------- */
-
-struct ly_meta {
-	uint64_t hash;
+	uint64_t hash;		/* FNV-1a of the result */
 	double seconds, comm;	/* sums over the timed iterations */
 };
+
+/* the figures rank 0 makes of every rank's */
+struct ar_sum {
+	uint64_t digest;	/* rank 0's hash */
+	bool identical;		/* every rank's hash is rank 0's */
+	double worst, comm;	/* the slowest rank's seconds, its comm */
+};
+
+/*
+ * Rank 0: the exact (float64) sum of every rank's first @n input floats
+ * (regenerated; @tmp: n floats of scratch) in @exact, and the sum of
+ * their magnitudes in @ab.
+ */
+static void exact_sums(const struct ar_opts *o, int N, size_t n, float *tmp,
+		       double *exact, double *ab)
+{
+	size_t i;
+	int r;
+
+	for (r = 0; r < N; r++) {
+		gen_rank_input(o, r, tmp, n);
+		for (i = 0; i < n; i++) {
+			exact[i] += tmp[i];
+			ab[i] += fabs(tmp[i]);
+		}
+	}
+}
+
+/*
+ * Every rank: hash the @n floats of the result in @buf and gather the
+ * hashes and timings (@me: the rest filled in) into @all (N entries);
+ * rank 0 then sums them up in @sum. 0 or the exit status (reported).
+ */
+static int gather(struct incnn_comm *comm, const float *buf, size_t n,
+		  struct ar_meta *me, struct ar_meta *all, struct ar_sum *sum)
+{
+	int N = incnn_comm_size(comm), r;
+
+	me->hash = fnv1a(buf, 4 * n);
+	if (incnn_comm_allgather_meta(comm, me, sizeof(*me), all))
+		return fail("rank %d: %s", incnn_comm_rank(comm),
+			    incnn_comm_strerror(comm));
+	sum->digest = all[0].hash;
+	sum->identical = true;
+	sum->worst = 0;
+	sum->comm = 0;
+	for (r = 0; r < N; r++) {
+		if (all[r].hash != all[0].hash)
+			sum->identical = false;
+		if (all[r].seconds > sum->worst) {
+			sum->worst = all[r].seconds;
+			sum->comm = all[r].comm;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Rank 0: the largest error of the @n result floats in @buf against the
+ * exact sums, in *@max_err; whether every one is within @budget (< 0:
+ * none) plus the fp32 rounding of the N - 1 additions on top.
+ */
+static bool check_errors(const float *buf, const double *exact,
+			 const double *ab, size_t n, int N, double budget,
+			 double *max_err)
+{
+	double b = budget > 0 ? budget : 0;
+	bool within = true;
+	size_t i;
+
+	*max_err = 0;
+	for (i = 0; i < n; i++) {
+		double e = fabs(buf[i] - exact[i]);
+		double allowed = b + N * 0x1p-23 * (ab[i] + b);
+
+		if (!(e <= *max_err))
+			*max_err = e;
+		if (budget >= 0 && !(e <= allowed))
+			within = false;
+	}
+	return within;
+}
+
+/* after the last row: close the JSON object, report --check's failure */
+static void finish(const struct ar_opts *o, int rank, int status, int ret)
+{
+	if (rank == 0 && o->json)
+		printf("\n]}\n");
+	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
+		fail("--check: results differ between ranks or exceed the error budget");
+}
+
+/* --- --model: the layers API per schedule --------------------------------- */
 
 static void print_layers_header(const struct ar_opts *o, int N,
 				unsigned int codec, unsigned int param,
 				const struct incnn_model *m)
 {
-	char label[48];
-
+	print_job(o, N, codec, param);
 	if (o->json) {
-		const struct incnn_codec *c = incnn_codec_get(codec);
-
-		printf("{\"ranks\":%d,\"launch\":", N);
-		tu_json_str(stdout, o->local ? "local" : "env");
-		printf(",\"algo\":");
-		tu_json_str(stdout, o->ps ? "ps" : "ring");
-		printf(",\"codec\":");
-		tu_json_str(stdout, codec && c ? c->name : "none");
 		printf(",\"param\":%u,\"model\":", codec ? param : 0);
 		tu_json_str(stdout, m->name);
 		printf(",\"layers\":%zu,\"params\":%llu,\"backward_ms\":",
@@ -548,15 +558,128 @@ static void print_layers_header(const struct ar_opts *o, int N,
 		       (unsigned long long)o->bucket_bytes, o->iters, o->warmup);
 		return;
 	}
-	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s, model %s (%zu layers, %llu floats)\n",
-	       N, N == 1 ? "" : "s", o->local ? "local processes" : "env",
-	       o->ps ? "ps" : "ring", codec_label(codec, param, label, sizeof(label)),
-	       m->name, m->nlayers, (unsigned long long)m->params);
+	printf(", model %s (%zu layers, %llu floats)\n", m->name, m->nlayers,
+	       (unsigned long long)m->params);
 	printf("# backward %.3f ms emulated; %u timed iterations after %u warm-up\n#\n",
 	       o->backward_ms, o->iters, o->warmup);
 	printf("# %-8s %8s %12s %12s %12s %11s %9s\n", "schedule", "buckets",
 	       "iter(ms)", "comm(ms)", "exposed(ms)", "max_err", "identical");
 	fflush(stdout);
+}
+
+/* a rank's buffers; exact, ab and tmp on rank 0 only */
+struct ar_bufs {
+	float *in, *buf, *tmp;
+	double *exact, *ab;
+	struct ar_meta *all;
+};
+
+/*
+ * Room for @n floats (and one more: n may be 0) and N figures; this
+ * rank's input in b->in; on rank 0 the exact sums (exact_sums()). 0 or
+ * the exit status (reported).
+ */
+static int bufs_init(struct ar_bufs *b, const struct ar_opts *o,
+		     struct incnn_comm *comm, size_t n)
+{
+	int N = incnn_comm_size(comm), rank = incnn_comm_rank(comm);
+
+	memset(b, 0, sizeof(*b));
+	b->in = malloc(4 * n + 4);
+	b->buf = malloc(4 * n + 4);
+	b->all = calloc((size_t)N, sizeof(*b->all));
+	if (rank == 0) {
+		b->exact = calloc(n + 1, sizeof(*b->exact));
+		b->ab = calloc(n + 1, sizeof(*b->ab));
+		b->tmp = malloc(4 * n + 4);
+	}
+	if (!b->in || !b->buf || !b->all ||
+	    (rank == 0 && (!b->exact || !b->ab || !b->tmp)))
+		return fail("out of memory for %zu floats", n);
+	gen_rank_input(o, rank, b->in, n);
+	if (rank == 0)
+		exact_sums(o, N, n, b->tmp, b->exact, b->ab);
+	return 0;
+}
+
+static void bufs_free(struct ar_bufs *b)
+{
+	free(b->in);
+	free(b->buf);
+	free(b->tmp);
+	free(b->exact);
+	free(b->ab);
+	free(b->all);
+}
+
+/* one timed collective call; *comm_s: its time communicating, if known */
+typedef int ar_call(struct incnn_comm *comm, void *arg, double *comm_s);
+
+/*
+ * o->warmup + o->iters times: restore the first @n input floats into
+ * b->buf, pass a barrier and time @call; the sums over the timed
+ * iterations in me->seconds and me->comm. 0 or the library's error.
+ */
+static int timed(const struct ar_opts *o, struct incnn_comm *comm,
+		 struct ar_bufs *b, size_t n, ar_call *call, void *arg,
+		 struct ar_meta *me)
+{
+	unsigned int it;
+	double t0, cs;
+	int ret;
+
+	me->seconds = 0;
+	me->comm = 0;
+	for (it = 0; it < o->warmup + o->iters; it++) {
+		memcpy(b->buf, b->in, 4 * n);
+		ret = incnn_comm_barrier(comm);
+		if (ret)
+			return ret;
+		t0 = tu_now();
+		ret = call(comm, arg, &cs);
+		if (ret)
+			return ret;
+		if (it >= o->warmup) {
+			me->seconds += tu_now() - t0;
+			me->comm += cs;
+		}
+	}
+	return 0;
+}
+
+/* the size sweep's call: one incnn_allreduce() or incnn_allreduce_ps() */
+struct sweep_arg {
+	bool ps;
+	float *buf;
+	size_t n;
+};
+
+static int sweep_call(struct incnn_comm *comm, void *arg, double *comm_s)
+{
+	const struct sweep_arg *a = arg;
+
+	*comm_s = 0;
+	return a->ps ? incnn_allreduce_ps(comm, a->buf, a->n) :
+	       incnn_allreduce(comm, a->buf, a->n);
+}
+
+/* --model's call: one incnn_allreduce_layers() with schedule @s */
+struct layers_arg {
+	struct incnn_layer *ly;
+	size_t L;
+	int s;
+	const struct incnn_layers_opts *lo;
+	struct incnn_layers_stats *st;
+};
+
+static int layers_call(struct incnn_comm *comm, void *arg, double *comm_s)
+{
+	const struct layers_arg *a = arg;
+	int ret = incnn_allreduce_layers(comm, a->ly, a->L, a->s, a->lo,
+					 a->st);
+
+	*comm_s = a->st->comm;
+	return ret;
 }
 
 /*
@@ -571,12 +694,11 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	struct incnn_plan_layer *pl = NULL;
 	struct incnn_layer *ly = NULL;
 	struct incnn_model *m = NULL;
-	struct ly_meta me, *all = NULL;
-	float *in = NULL, *buf = NULL, *tmp = NULL;
-	double *exact = NULL, *ab = NULL;
+	struct ar_bufs b = { 0 };
+	struct ar_meta me;
+	struct ar_sum sum;
 	size_t n, i, off, L;
-	int s, r, ret = 0, status = 0;
-	unsigned int it;
+	int s, ret = 0, status = 0;
 	bool first = true;
 
 	if (incnn_model_build(o->model, &m))
@@ -585,105 +707,58 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	n = m->params;
 	pl = calloc(L, sizeof(*pl));
 	ly = calloc(L, sizeof(*ly));
-	in = malloc(4 * n);
-	buf = malloc(4 * n);
-	all = calloc((size_t)N, sizeof(*all));
-	if (rank == 0) {
-		exact = calloc(n, sizeof(*exact));
-		ab = calloc(n, sizeof(*ab));
-		tmp = malloc(4 * n);
-	}
-	if (!pl || !ly || !in || !buf || !all ||
-	    (rank == 0 && (!exact || !ab || !tmp))) {
+	if (!pl || !ly) {
 		status = fail("out of memory for %zu floats", n);
 		goto out;
 	}
+	status = bufs_init(&b, o, comm, n);
+	if (status)
+		goto out;
 	incnn_model_timeline(m, o->backward_ms / 1e3, pl);
 	for (i = 0, off = 0; i < L; i++) {
-		ly[i].grad = buf + off;
+		ly[i].grad = b.buf + off;
 		ly[i].count = pl[i].count;
 		ly[i].ready = pl[i].ready;
 		off += pl[i].count;
 	}
-	gen_rank_input(o, rank, in, n);
-	if (rank == 0) {
-		for (r = 0; r < N; r++) {
-			gen_rank_input(o, r, tmp, n);
-			for (i = 0; i < n; i++) {
-				exact[i] += tmp[i];
-				ab[i] += fabs(tmp[i]);
-			}
-		}
+	if (rank == 0)
 		print_layers_header(o, N, codec, param, m);
-	}
 	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
 		struct incnn_layers_opts lo;
 		struct incnn_layers_stats st = { 0 };
-		double secs = 0, cs = 0, worst = 0, wcomm = 0, budget, max_err = 0;
-		bool identical = true, within = true;
+		struct layers_arg la = { ly, L, s, &lo, &st };
+		double worst, wcomm, budget, max_err;
+		bool within;
 
 		if (o->sched >= 0 && o->sched != s)
 			continue;
 		incnn_layers_opts_init(&lo);
-		lo.ps = o->ps;
+		lo.ps = o->co.ps;
 		lo.bucket_bytes = o->bucket_bytes;
 		/* MG-WFBP's cost model, measured now rather than in the timing */
 		if (s == INCNN_SCHED_MGWFBP)
-			ret = incnn_comm_probe_cost(comm, o->ps, &lo.alpha,
+			ret = incnn_comm_probe_cost(comm, o->co.ps, &lo.alpha,
 						    &lo.beta);
-		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
-			double t0;
-
-			memcpy(buf, in, 4 * n);
-			ret = incnn_comm_barrier(comm);
-			if (ret)
-				break;
-			t0 = tu_now();
-			ret = incnn_allreduce_layers(comm, ly, L, s, &lo, &st);
-			if (ret)
-				break;
-			if (it >= o->warmup) {
-				secs += tu_now() - t0;
-				cs += st.comm;
-			}
-		}
+		if (!ret)
+			ret = timed(o, comm, &b, n, layers_call, &la, &me);
 		if (ret) {
 			status = fail("rank %d: %s layers: %s", rank,
 				      incnn_sched_name(s),
 				      incnn_comm_strerror(comm));
 			break;
 		}
-		me.hash = fnv1a(buf, 4 * n);
-		me.seconds = secs;
-		me.comm = cs;
-		ret = incnn_comm_allgather_meta(comm, &me, sizeof(me), all);
+		ret = gather(comm, b.buf, n, &me, b.all, &sum);
 		if (ret) {
-			status = fail("rank %d: %s", rank, incnn_comm_strerror(comm));
+			status = ret;
 			break;
 		}
 		if (rank != 0)
 			continue;
-		for (r = 0; r < N; r++) {
-			if (all[r].hash != all[0].hash)
-				identical = false;
-			if (all[r].seconds > worst) {
-				worst = all[r].seconds;
-				wcomm = all[r].comm;
-			}
-		}
 		budget = budget_of(o, codec, param, N);
-		for (i = 0; i < n; i++) {
-			double e = fabs(buf[i] - exact[i]);
-			double allowed = (budget > 0 ? budget : 0) +
-				N * 0x1p-23 * (ab[i] + (budget > 0 ? budget : 0));
-
-			if (!(e <= max_err))
-				max_err = e;
-			if (budget >= 0 && !(e <= allowed))
-				within = false;
-		}
-		worst /= o->iters;
-		wcomm /= o->iters;
+		within = check_errors(b.buf, b.exact, b.ab, n, N, budget,
+				      &max_err);
+		worst = sum.worst / o->iters;
+		wcomm = sum.comm / o->iters;
 		if (o->json) {
 			printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
 			       first ? "" : ",", incnn_sched_name(s), st.nbuckets);
@@ -699,41 +774,30 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 			printf(",\"max_abs_err\":");
 			tu_json_num(stdout, max_err);
 			printf(",\"budget\":");
-			if (budget < 0)
-				printf("null");
-			else
-				tu_json_num(stdout, budget);
+			json_budget(budget);
 			printf(",\"identical\":%s,\"within_budget\":%s}",
-			       identical ? "true" : "false",
+			       sum.identical ? "true" : "false",
 			       within ? "true" : "false");
 		} else {
 			printf("  %-8s %8zu %12.3f %12.3f %12.3f %11.3e %9s\n",
 			       incnn_sched_name(s), st.nbuckets, worst * 1e3,
 			       wcomm * 1e3, worst * 1e3 - o->backward_ms,
-			       max_err, identical ? (within ? "yes" : "yes/over") :
-			       "NO");
+			       max_err, !sum.identical ? "NO" :
+			       within ? "yes" : "yes/over");
 			if (s == INCNN_SCHED_MGWFBP)
 				printf("#          probed cost: a = %.1f us, b = %.4g ns/B\n",
 				       st.alpha * 1e6, st.beta * 1e9);
 		}
 		fflush(stdout);
 		first = false;
-		if (o->check && (!identical || !within))
+		if (o->check && (!sum.identical || !within))
 			status = TU_EXIT_RUNTIME;
 	}
-	if (rank == 0 && o->json)
-		printf("\n]}\n");
-	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
-		fail("--check: results differ between ranks or exceed the error budget");
+	finish(o, rank, status, ret);
 out:
 	free(pl);
 	free(ly);
-	free(in);
-	free(buf);
-	free(all);
-	free(exact);
-	free(ab);
-	free(tmp);
+	bufs_free(&b);
 	incnn_model_free(m);
 	return status;
 }
@@ -741,14 +805,13 @@ out:
 static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
 	struct incnn_comm *comm;
-	struct ar_meta *all = NULL, me;
+	struct ar_bufs b = { 0 };
+	struct ar_meta me;
+	struct ar_sum sum;
 	char err[512];
-	float *in = NULL, *buf = NULL, *ab = NULL, *tmp = NULL;
-	double *exact = NULL;
 	uint64_t sizes[MAX_SIZES], n0, next;
-	size_t maxn, i;
-	unsigned int codec, param, it, ns = 0, k;
-	int ret, N, rank, status = 0, r;
+	unsigned int codec, param, ns = 0, k;
+	int ret, N, rank, status = 0;
 
 	ret = incnn_comm_create(&comm, cfg, err, sizeof(err));
 	if (ret)
@@ -769,52 +832,18 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 			break;
 		n0 = next;
 	}
-	maxn = sizes[ns - 1] / 4;
-	in = malloc(4 * maxn + 4);
-	buf = malloc(4 * maxn + 4);
-	all = calloc((size_t)N, sizeof(*all));
-	if (rank == 0) {
-		exact = calloc(maxn + 1, sizeof(*exact));
-		ab = calloc(maxn + 1, sizeof(*ab));
-		tmp = malloc(4 * maxn + 4);
-	}
-	if (!in || !buf || !all || (rank == 0 && (!exact || !ab || !tmp))) {
-		status = fail("out of memory for %zu floats", maxn);
+	status = bufs_init(&b, o, comm, sizes[ns - 1] / 4);
+	if (status)
 		goto out;
-	}
-	gen_rank_input(o, rank, in, maxn);
-	if (rank == 0) {
-		/* every rank's input, regenerated: the exact float64 sum */
-		for (r = 0; r < N; r++) {
-			gen_rank_input(o, r, tmp, maxn);
-			for (i = 0; i < maxn; i++) {
-				exact[i] += tmp[i];
-				ab[i] += fabs(tmp[i]);
-			}
-		}
+	if (rank == 0)
 		print_header(o, N, codec, param);
-	}
 
 	for (k = 0; k < ns; k++) {
 		size_t n = sizes[k] / 4;
 		struct ar_row row = { .bytes = sizes[k] };
-		double secs = 0, worst = 0;
+		struct sweep_arg sa = { o->co.ps, b.buf, n };
 
-		for (it = 0; !ret && it < o->warmup + o->iters; it++) {
-			double t0;
-
-			memcpy(buf, in, 4 * n);
-			ret = incnn_comm_barrier(comm);
-			if (ret)
-				break;
-			t0 = tu_now();
-			ret = o->ps ? incnn_allreduce_ps(comm, buf, n) :
-			      incnn_allreduce(comm, buf, n);
-			if (ret)
-				break;
-			if (it >= o->warmup)
-				secs += tu_now() - t0;
-		}
+		ret = timed(o, comm, &b, n, sweep_call, &sa, &me);
 		if (ret) {
 			status = fail("rank %d: allreduce of %llu bytes: %s",
 				      rank, (unsigned long long)sizes[k],
@@ -822,134 +851,49 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 			/* the library already made every rank fail */
 			break;
 		}
-		me.hash = fnv1a(buf, 4 * n);
-		me.seconds = secs;
-		ret = incnn_comm_allgather_meta(comm, &me, sizeof(me), all);
+		ret = gather(comm, b.buf, n, &me, b.all, &sum);
 		if (ret) {
-			status = fail("rank %d: %s", rank,
-				      incnn_comm_strerror(comm));
+			status = ret;
 			break;
 		}
 		if (rank != 0)
 			continue;
 
-		row.identical = true;
-		row.digest = all[0].hash;
-		for (r = 0; r < N; r++) {
-			if (all[r].hash != all[0].hash)
-				row.identical = false;
-			if (all[r].seconds > worst)
-				worst = all[r].seconds;
-		}
-		row.time_us = worst / o->iters * 1e6;
+		row.identical = sum.identical;
+		row.digest = sum.digest;
+		row.time_us = sum.worst / o->iters * 1e6;
 		row.algbw = row.time_us > 0 ? sizes[k] / row.time_us * 1e-3 : 0;
 		row.busbw = row.algbw * 2.0 * (N - 1) / N;
 		row.budget = budget_of(o, codec, param, N);
-		row.within = true;
-		row.max_err = 0;
-		for (i = 0; i < n; i++) {
-			double e = fabs(buf[i] - exact[i]);
-			/* fp32 rounding of the N - 1 additions on top */
-			double allowed = (row.budget > 0 ? row.budget : 0) +
-				N * 0x1p-23 * (ab[i] + (row.budget > 0 ? row.budget : 0));
-
-			if (!(e <= row.max_err))
-				row.max_err = e;
-			if (row.budget >= 0 && !(e <= allowed))
-				row.within = false;
-		}
+		row.within = check_errors(b.buf, b.exact, b.ab, n, N,
+					  row.budget, &row.max_err);
 		print_row(o, &row, k == 0);
 		if (o->check && (!row.identical || !row.within))
 			status = TU_EXIT_RUNTIME;
 	}
-	if (rank == 0 && o->json)
-		printf("\n]}\n");
-	if (rank == 0 && o->check && status == TU_EXIT_RUNTIME && !ret)
-		fail("--check: results differ between ranks or exceed the error budget");
+	finish(o, rank, status, ret);
 out:
-	free(in);
-	free(buf);
-	free(all);
-	free(exact);
-	free(ab);
-	free(tmp);
+	bufs_free(&b);
 	incnn_comm_destroy(comm);
 	return status;
 }
 
 static void base_config(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
-	incnn_comm_config_init(cfg);
-	cfg->tos = o->tos;
+	tu_comm_config(cfg, o->co.tos, o->co.timeout_ms, o->co.codec_name, o->codec,
+		       o->param);
 	cfg->chunk_bytes = o->chunk;
-	cfg->timeout_ms = o->timeout_ms;
-	if (!o->codec_name || !strcmp(o->codec_name, "auto")) {
-		cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
-	} else if (!strcmp(o->codec_name, "none") || !o->codec->lossy) {
-		cfg->codec_mode = INCNN_COLL_CODEC_NONE;
-	} else {
-		cfg->codec_mode = INCNN_COLL_CODEC_EMULATE;
-		cfg->codec_id = o->codec->id;
-		cfg->codec_param = o->param;
-	}
 }
 
-/* -n: every rank a process on 127.0.0.1, rank 0's store on a free port */
-static int run_local(const struct ar_opts *o)
+/* -n: one rank of the local job (tu_launch_local()) */
+static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	pid_t pid[MAX_LOCAL];
-	int fd, r, status, worst = 0;
+	const struct ar_opts *o = arg;
+	struct incnn_comm_config cfg;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(fd, 4 * o->local + 16) ||
-	    getsockname(fd, (struct sockaddr *)&a, &len))
-		return fail("cannot listen on 127.0.0.1: %s", strerror(errno));
-	fflush(stdout);
-	for (r = 0; r < o->local; r++) {
-		pid[r] = fork();
-		if (pid[r] < 0) {
-			worst = fail("fork: %s", strerror(errno));
-			while (r--)
-				kill(pid[r], SIGKILL);
-			close(fd);
-			return worst;
-		}
-		if (pid[r] == 0) {
-			struct incnn_comm_config cfg;
-
-			base_config(o, &cfg);
-			cfg.master_addr = "127.0.0.1";
-			cfg.master_port = ntohs(a.sin_port);
-			cfg.rank = r;
-			cfg.world_size = o->local;
-			if (r == 0) {
-				cfg.store_fd = fd;
-			} else {
-				close(fd);
-				/* rank 0 reports the job's error */
-				if (!freopen("/dev/null", "w", stderr))
-					_exit(TU_EXIT_RUNTIME);
-			}
-			/* exit(): flush stdout (and let LeakSanitizer look) */
-			exit(run_rank(o, &cfg));
-		}
-	}
-	close(fd);
-	for (r = 0; r < o->local; r++) {
-		if (waitpid(pid[r], &status, 0) < 0)
-			continue;
-		if (WIFSIGNALED(status)) {
-			fail("rank %d died of signal %d", r, WTERMSIG(status));
-			worst = TU_EXIT_RUNTIME;
-		} else if (WEXITSTATUS(status) && !worst) {
-			worst = WEXITSTATUS(status);
-		}
-	}
-	return worst;
+	base_config(o, &cfg);
+	tu_comm_local(&cfg, rank, world, port, store_fd);
+	return run_rank(o, &cfg);
 }
 
 int main(int argc, char **argv)
@@ -961,8 +905,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	signal(SIGPIPE, SIG_IGN);
-	if (o.local)
-		return run_local(&o);
+	if (o.co.local)
+		return tu_launch_local(PROG, o.co.local, local_rank, &o);
 	base_config(&o, &cfg);
 	return run_rank(&o, &cfg);
 }

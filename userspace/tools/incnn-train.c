@@ -26,21 +26,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <linux/incnn.h>
 #include "codec.h"
 #include "toolutil.h"
+#include "commutil.h"
 #include "../collective/include/incnn/collective.h"
 #include "../train/data.h"
 #include "../train/mlp.h"
 
 #define PROG		"incnn-train"
-#define MAX_LOCAL	64
 #define EVAL_BATCH	100
 #define SYNTH_TRAIN	2000
 #define SYNTH_TEST	400
@@ -49,9 +44,7 @@
 #define fail(...)	tu_error(PROG, TU_EXIT_RUNTIME, __VA_ARGS__)
 
 struct tr_opts {
-	int local;			/* -n: ranks to launch, 0: env */
-	bool ps;
-	const char *codec_name;		/* NULL: auto */
+	struct tu_coll_opts co;		/* -n, --algo, --codec, --bound, ... */
 	const struct incnn_codec *codec;
 	unsigned int param;
 	int epochs;
@@ -63,8 +56,6 @@ struct tr_opts {
 	int hidden[TR_MAX_LAYERS];
 	int batch;
 	double lr, momentum, wd;
-	int tos;
-	int timeout_ms;
 	bool quiet;
 };
 
@@ -104,28 +95,22 @@ static void usage(FILE *f)
 "                     (default 300000)\n"
 "  -q, --quiet        no progress lines on stderr\n"
 "  -h, --help         this help\n",
-		SYNTH_TRAIN, SYNTH_TEST, MAX_LOCAL);
+		SYNTH_TRAIN, SYNTH_TEST, TU_MAX_LOCAL);
 }
 
 enum {
-	OPT_BOUND = 256,
-	OPT_HIDDEN,
+	OPT_HIDDEN = TU_OPT_FREE,
 	OPT_BATCH,
 	OPT_LR,
 	OPT_MOMENTUM,
 	OPT_WD,
-	OPT_TOS,
-	OPT_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
+	TU_COLL_LONG_OPTS,
 	{ "data", required_argument, NULL, 'd' },
-	{ "ranks", required_argument, NULL, 'n' },
 	{ "epochs", required_argument, NULL, 'e' },
 	{ "iters", required_argument, NULL, 'i' },
-	{ "algo", required_argument, NULL, 'a' },
-	{ "codec", required_argument, NULL, 'c' },
-	{ "bound", required_argument, NULL, OPT_BOUND },
 	{ "log", required_argument, NULL, 'l' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "hidden", required_argument, NULL, OPT_HIDDEN },
@@ -133,28 +118,10 @@ static const struct option long_opts[] = {
 	{ "lr", required_argument, NULL, OPT_LR },
 	{ "momentum", required_argument, NULL, OPT_MOMENTUM },
 	{ "wd", required_argument, NULL, OPT_WD },
-	{ "tos", required_argument, NULL, OPT_TOS },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-/* an integer in [min, max], decimal or 0x hex, whole string */
-static int parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 static int parse_hidden(struct tr_opts *o, const char *s)
 {
@@ -169,7 +136,7 @@ static int parse_hidden(struct tr_opts *o, const char *s)
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (o->nhidden == TR_MAX_LAYERS - 1 ||
-		    parse_long(tok, 1, TR_MAX_DIM, &v))
+		    tu_parse_long(tok, 1, TR_MAX_DIM, &v))
 			return -EINVAL;
 		o->hidden[o->nhidden++] = (int)v;
 	}
@@ -189,10 +156,9 @@ static int parse_real(const char *s, double max, bool zero_ok, double *out)
 
 static int parse_args(struct tr_opts *o, int argc, char **argv)
 {
-	const char *bound = NULL;
 	uint64_t u;
 	long l;
-	int c;
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->epochs = 10;
@@ -203,8 +169,8 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 	o->lr = 0.1;
 	o->momentum = 0.9;
 	o->wd = 5e-5;
-	o->tos = INCNN_COLL_DEFAULT_TOS;
-	o->timeout_ms = 300000;
+	o->co.tos = INCNN_COLL_DEFAULT_TOS;
+	o->co.timeout_ms = 300000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:n:e:i:a:c:l:s:qh", long_opts,
 				NULL)) != -1) {
@@ -215,38 +181,17 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 		case 'd':
 			o->data = optarg;
 			break;
-		case 'n':
-			if (parse_long(optarg, 1, MAX_LOCAL, &l))
-				return usage_err("-n %s: must be 1..%d", optarg,
-						 MAX_LOCAL);
-			o->local = (int)l;
-			break;
 		case 'e':
-			if (parse_long(optarg, 1, 100000, &l))
+			if (tu_parse_long(optarg, 1, 100000, &l))
 				return usage_err("--epochs %s: must be 1..100000",
 						 optarg);
 			o->epochs = (int)l;
 			break;
 		case 'i':
-			if (parse_long(optarg, 1, 1000000000, &l))
+			if (tu_parse_long(optarg, 1, 1000000000, &l))
 				return usage_err("--iters %s: must be 1..1000000000",
 						 optarg);
 			o->iters = l;
-			break;
-		case 'a':
-			if (!strcmp(optarg, "ring"))
-				o->ps = false;
-			else if (!strcmp(optarg, "ps"))
-				o->ps = true;
-			else
-				return usage_err("--algo %s: must be ring or ps",
-						 optarg);
-			break;
-		case 'c':
-			o->codec_name = optarg;
-			break;
-		case OPT_BOUND:
-			bound = optarg;
 			break;
 		case 'l':
 			o->log = optarg;
@@ -264,7 +209,7 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 						 TR_MAX_DIM);
 			break;
 		case OPT_BATCH:
-			if (parse_long(optarg, 1, 4096, &l))
+			if (tu_parse_long(optarg, 1, 4096, &l))
 				return usage_err("--batch %s: must be 1..4096",
 						 optarg);
 			o->batch = (int)l;
@@ -284,49 +229,32 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 				return usage_err("--wd %s: must be a number in [0, 1]",
 						 optarg);
 			break;
-		case OPT_TOS:
-			if (parse_long(optarg, 0, 255, &l))
-				return usage_err("--tos %s: must be 0..255 (e.g. 0x28)",
-						 optarg);
-			o->tos = (int)l;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_long(optarg, 1, 86400000, &l))
-				return usage_err("--timeout %s: must be 1..86400000 ms",
-						 optarg);
-			o->timeout_ms = (int)l;
-			break;
 		case 'q':
 			o->quiet = true;
 			break;
-		case ':':
-		case '?':
 		default:
-			return tu_getopt_error(PROG, c, argv);
+			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
+			if (r)
+				return r;
+			break;
 		}
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
 	if (!o->data)
 		return usage_err("--data FILE is required (scripts/mnist-fetch.sh, or synth)");
-	if (o->codec_name && strcmp(o->codec_name, "auto") &&
-	    strcmp(o->codec_name, "none")) {
-		o->codec = incnn_codec_find(o->codec_name);
+	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
+	    strcmp(o->co.codec_name, "none")) {
+		o->codec = incnn_codec_find(o->co.codec_name);
 		if (!o->codec || !tu_codec_takes_bound(o->codec))
 			return usage_err("--codec %s: must be none, auto, inceptionn or ebq",
-					 o->codec_name);
+					 o->co.codec_name);
 		o->param = o->codec->default_param;
 	}
-	if (bound) {
-		unsigned int k;
-
-		if (!o->codec)
-			return usage_err("--bound needs --codec inceptionn or ebq");
-		if (tu_parse_bound(bound, &k))
-			return usage_err("--bound %s: must be 2^-K with K in %d..%d",
-					 bound, INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
-		o->param = k;
-	}
+	/* (--codec takes only codecs with a bound) */
+	if (o->co.bound &&
+	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
+		return TU_EXIT_USAGE;
 	return 0;
 }
 
@@ -339,18 +267,6 @@ struct tr_meta {
 	int64_t correct;
 	double comm_s;		/* seconds in allreduce, this epoch */
 };
-
-static const char *codec_label(unsigned int id, unsigned int param,
-			       char *buf, size_t len)
-{
-	const struct incnn_codec *c = incnn_codec_get(id);
-
-	if (!id || !c)
-		snprintf(buf, len, "none");
-	else
-		snprintf(buf, len, "%s 2^-%u", c->name, param);
-	return buf;
-}
 
 struct tr_run {
 	const struct tr_opts *o;
@@ -446,7 +362,7 @@ static int train(struct tr_run *r)
 			loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
 			tr_mlp_backward(m, B, r->y);
 			t = tu_now();
-			ret = o->ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
+			ret = o->co.ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
 			      incnn_allreduce(r->comm, m->grad, m->nparams);
 			if (!ret)
 				ret = incnn_comm_allgather_meta(r->comm, &loss,
@@ -574,7 +490,7 @@ static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 	r.rank = incnn_comm_rank(r.comm);
 	r.N = incnn_comm_size(r.comm);
 	incnn_comm_codec(r.comm, &codec, &param);
-	codec_label(codec, param, label, sizeof(label));
+	tu_codec_label(codec, param, label, sizeof(label));
 	tr_mlp_arch(&r.m, arch, sizeof(arch));
 	if (r.rank == 0 && o->log) {
 		r.log = fopen(o->log, "w");
@@ -597,8 +513,8 @@ static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 	}
 	if (r.log) {
 		fprintf(r.log, "# " PROG ": %d rank%s (%s), algo %s, codec %s, arch %s (%zu parameters), batch %d per rank (%d global), lr %g, momentum %g, weight decay %g, seed %" PRIu64 "\n",
-			r.N, r.N == 1 ? "" : "s", o->local ? "local processes" : "env",
-			o->ps ? "ps" : "ring", label, arch, r.m.nparams, o->batch,
+			r.N, r.N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
+			o->co.ps ? "ps" : "ring", label, arch, r.m.nparams, o->batch,
 			o->batch * r.N, o->lr, o->momentum, o->wd, o->seed);
 		fprintf(r.log, "# data %s: %d train, %d test\n", o->data,
 			d->n_train, d->n_test);
@@ -622,80 +538,24 @@ out_free:
 	return status;
 }
 
-static void base_config(const struct tr_opts *o, struct incnn_comm_config *cfg)
+struct tr_local {
+	const struct tr_opts *o;
+	struct tr_data *d;
+};
+
+/* -n: one rank of the local job (tu_launch_local()) */
+static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 {
-	incnn_comm_config_init(cfg);
-	cfg->tos = o->tos;
-	cfg->timeout_ms = o->timeout_ms;
-	if (!o->codec_name || !strcmp(o->codec_name, "auto")) {
-		cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
-	} else if (!strcmp(o->codec_name, "none")) {
-		cfg->codec_mode = INCNN_COLL_CODEC_NONE;
-	} else {
-		cfg->codec_mode = INCNN_COLL_CODEC_EMULATE;
-		cfg->codec_id = o->codec->id;
-		cfg->codec_param = o->param;
-	}
-}
+	const struct tr_local *l = arg;
+	struct incnn_comm_config cfg;
+	int status;
 
-/* -n: every rank a process on 127.0.0.1, rank 0's store on a free port */
-static int run_local(const struct tr_opts *o, const struct tr_data *d)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	pid_t pid[MAX_LOCAL];
-	int fd, r, status, worst = 0;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(fd, 4 * o->local + 16) ||
-	    getsockname(fd, (struct sockaddr *)&a, &len))
-		return fail("cannot listen on 127.0.0.1: %s", strerror(errno));
-	fflush(stdout);
-	fflush(stderr);
-	for (r = 0; r < o->local; r++) {
-		pid[r] = fork();
-		if (pid[r] < 0) {
-			worst = fail("fork: %s", strerror(errno));
-			while (r--)
-				kill(pid[r], SIGKILL);
-			close(fd);
-			return worst;
-		}
-		if (pid[r] == 0) {
-			struct incnn_comm_config cfg;
-
-			base_config(o, &cfg);
-			cfg.master_addr = "127.0.0.1";
-			cfg.master_port = ntohs(a.sin_port);
-			cfg.rank = r;
-			cfg.world_size = o->local;
-			if (r == 0) {
-				cfg.store_fd = fd;
-			} else {
-				close(fd);
-				/* rank 0 reports the job's error */
-				if (!freopen("/dev/null", "w", stderr))
-					_exit(TU_EXIT_RUNTIME);
-			}
-			status = run_rank(o, d, &cfg);
-			tr_data_free((struct tr_data *)d);
-			exit(status);
-		}
-	}
-	close(fd);
-	for (r = 0; r < o->local; r++) {
-		if (waitpid(pid[r], &status, 0) < 0)
-			continue;
-		if (WIFSIGNALED(status)) {
-			fail("rank %d died of signal %d", r, WTERMSIG(status));
-			worst = TU_EXIT_RUNTIME;
-		} else if (WEXITSTATUS(status) && !worst) {
-			worst = WEXITSTATUS(status);
-		}
-	}
-	return worst;
+	tu_comm_config(&cfg, l->o->co.tos, l->o->co.timeout_ms, l->o->co.codec_name,
+		       l->o->codec, l->o->param);
+	tu_comm_local(&cfg, rank, world, port, store_fd);
+	status = run_rank(l->o, l->d, &cfg);
+	tr_data_free(l->d);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -717,10 +577,13 @@ int main(int argc, char **argv)
 		return ret == -ENOMEM ? fail("out of memory for the dataset") :
 		       fail("%s", ret == -EINVAL && !strcmp(o.data, "synth") ?
 			    "synth: bad size" : err);
-	if (o.local) {
-		ret = run_local(&o, &d);
+	if (o.co.local) {
+		struct tr_local l = { .o = &o, .d = &d };
+
+		ret = tu_launch_local(PROG, o.co.local, local_rank, &l);
 	} else {
-		base_config(&o, &cfg);
+		tu_comm_config(&cfg, o.co.tos, o.co.timeout_ms, o.co.codec_name, o.codec,
+			       o.param);
 		ret = run_rank(&o, &d, &cfg);
 	}
 	tr_data_free(&d);

@@ -8,9 +8,14 @@
 #include <stdio.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "toolutil.h"
 
@@ -51,6 +56,21 @@ int tu_parse_u64(const char *s, uint64_t *out)
 	if (v > UINT64_MAX / mul)
 		return -ERANGE;
 	*out = v * mul;
+	return 0;
+}
+
+int tu_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
@@ -402,4 +422,151 @@ int tu_getopt_error(const char *prog, int c, char *const *argv)
 				optopt);
 	return tu_error(prog, TU_EXIT_USAGE, "unknown option %s",
 			argv[optind - 1]);
+}
+
+const char *tu_codec_label(unsigned int id, unsigned int param, char *buf,
+			   size_t len)
+{
+	const struct incnn_codec *c = incnn_codec_get(id);
+
+	if (!id || !c)
+		snprintf(buf, len, "none");
+	else if (tu_codec_takes_bits(c))
+		snprintf(buf, len, "%s %u bits", c->name, param);
+	else
+		snprintf(buf, len, "%s 2^-%u", c->name, param);
+	return buf;
+}
+
+int tu_parse_algo(const char *prog, const char *s, bool *ps)
+{
+	if (!strcmp(s, "ring"))
+		*ps = false;
+	else if (!strcmp(s, "ps"))
+		*ps = true;
+	else
+		return tu_error(prog, TU_EXIT_USAGE,
+				"--algo %s: must be ring or ps", s);
+	return 0;
+}
+
+int tu_parse_bound_opt(const char *prog, const char *s,
+		       const struct incnn_codec *codec, unsigned int *param)
+{
+	unsigned int k;
+
+	if (!codec || !tu_codec_takes_bound(codec))
+		return tu_error(prog, TU_EXIT_USAGE,
+				"--bound needs --codec inceptionn or ebq");
+	if (tu_parse_bound(s, &k))
+		return tu_error(prog, TU_EXIT_USAGE,
+				"--bound %s: must be 2^-K with K in %d..%d", s,
+				INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
+	*param = k;
+	return 0;
+}
+
+int tu_coll_opt(const char *prog, struct tu_coll_opts *co, int c,
+		const char *arg, char *const *argv)
+{
+	long l;
+
+	switch (c) {
+	case 'n':
+		if (tu_parse_long(arg, 1, TU_MAX_LOCAL, &l))
+			return tu_error(prog, TU_EXIT_USAGE,
+					"-n %s: must be 1..%d", arg,
+					TU_MAX_LOCAL);
+		co->local = (int)l;
+		return 0;
+	case 'a':
+		return tu_parse_algo(prog, arg, &co->ps) ? TU_EXIT_USAGE : 0;
+	case 'c':
+		co->codec_name = arg;
+		return 0;
+	case TU_OPT_BOUND:
+		co->bound = arg;
+		return 0;
+	case TU_OPT_TOS:
+		if (tu_parse_long(arg, 0, 255, &l))
+			return tu_error(prog, TU_EXIT_USAGE,
+					"--tos %s: must be 0..255 (e.g. 0x28)",
+					arg);
+		co->tos = (int)l;
+		return 0;
+	case TU_OPT_TIMEOUT:
+		if (tu_parse_long(arg, 1, 86400000, &l))
+			return tu_error(prog, TU_EXIT_USAGE,
+					"--timeout %s: must be 1..86400000 ms",
+					arg);
+		co->timeout_ms = (int)l;
+		return 0;
+	}
+	return tu_getopt_error(prog, c, argv);
+}
+
+int tu_launch_local(const char *prog, int world, tu_rank_fn *fn, void *arg)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd, r, status, worst = 0;
+	pid_t *pid;
+
+	pid = calloc((size_t)world, sizeof(*pid));
+	if (!pid)
+		return tu_error(prog, TU_EXIT_RUNTIME, "out of memory");
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fd, 4 * world + 16) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len)) {
+		worst = tu_error(prog, TU_EXIT_RUNTIME,
+				 "cannot listen on 127.0.0.1: %s",
+				 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(pid);
+		return worst;
+	}
+	/* what is buffered now must not be written once per child */
+	fflush(stdout);
+	fflush(stderr);
+	for (r = 0; r < world; r++) {
+		pid[r] = fork();
+		if (pid[r] < 0) {
+			worst = tu_error(prog, TU_EXIT_RUNTIME, "fork: %s",
+					 strerror(errno));
+			while (r--)
+				kill(pid[r], SIGKILL);
+			close(fd);
+			free(pid);
+			return worst;
+		}
+		if (pid[r] == 0) {
+			free(pid);
+			if (r != 0) {
+				close(fd);
+				fd = -1;
+				/* rank 0 reports the job's error */
+				if (!freopen("/dev/null", "w", stderr))
+					_exit(TU_EXIT_RUNTIME);
+			}
+			/* exit(): flush stdout (and let LeakSanitizer look) */
+			exit(fn(arg, r, world, ntohs(a.sin_port), fd));
+		}
+	}
+	close(fd);
+	for (r = 0; r < world; r++) {
+		if (waitpid(pid[r], &status, 0) < 0)
+			continue;
+		if (WIFSIGNALED(status)) {
+			tu_error(prog, TU_EXIT_RUNTIME, "rank %d died of signal %d",
+				 r, WTERMSIG(status));
+			worst = TU_EXIT_RUNTIME;
+		} else if (WEXITSTATUS(status) && !worst) {
+			worst = WEXITSTATUS(status);
+		}
+	}
+	free(pid);
+	return worst;
 }

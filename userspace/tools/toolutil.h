@@ -43,6 +43,12 @@ int tu_getopt_error(const char *prog, int c, char *const *argv);
 
 int tu_parse_u64(const char *s, uint64_t *out);
 
+/*
+ * Parse an integer in [@min, @max], decimal or 0x hex, without a sign or
+ * leading space; the whole string. 0 or -EINVAL.
+ */
+int tu_parse_long(const char *s, long min, long max, long *out);
+
 /* Parse a finite floating-point number (whole string). 0 or -EINVAL. */
 int tu_parse_double(const char *s, double *out);
 
@@ -80,6 +86,83 @@ void tu_json_num(FILE *f, double v);
 
 /* "inceptionn, ebq, trunc, lz4" into @buf. */
 void tu_codec_names(char *buf, size_t len);
+
+/*
+ * A codec id and parameter as the tools print them: "none" (id 0 or
+ * unknown), "trunc 16 bits" or "ebq 2^-10". Returns @buf.
+ */
+const char *tu_codec_label(unsigned int id, unsigned int param, char *buf,
+			   size_t len);
+
+/*
+ * The collective tools' shared options. --algo @s: "ring" (*@ps = false)
+ * or "ps" (true). --bound @s for the --codec given (@codec, NULL: none or
+ * auto): *@param = K. 0, or the usage error (printed) to exit with.
+ */
+int tu_parse_algo(const char *prog, const char *s, bool *ps);
+int tu_parse_bound_opt(const char *prog, const char *s,
+		       const struct incnn_codec *codec, unsigned int *param);
+
+/*
+ * The options of the tools on the collective library (incnn-allreduce,
+ * incnn-train): -n/--ranks, -a/--algo, -c/--codec, --bound, --tos and
+ * --timeout. TU_COLL_LONG_OPTS goes in a tool's long option table (with
+ * "n:a:c:" in its short ones); the tool's own long-only options start at
+ * TU_OPT_FREE.
+ */
+#define TU_MAX_LOCAL	64
+
+enum {
+	TU_OPT_BOUND = 256,
+	TU_OPT_TOS,
+	TU_OPT_TIMEOUT,
+	TU_OPT_FREE,
+};
+
+#define TU_COLL_LONG_OPTS \
+	{ "ranks", required_argument, NULL, 'n' }, \
+	{ "algo", required_argument, NULL, 'a' }, \
+	{ "codec", required_argument, NULL, 'c' }, \
+	{ "bound", required_argument, NULL, TU_OPT_BOUND }, \
+	{ "tos", required_argument, NULL, TU_OPT_TOS }, \
+	{ "timeout", required_argument, NULL, TU_OPT_TIMEOUT }
+
+struct tu_coll_opts {
+	int local;			/* -n: ranks to launch, 0: env */
+	bool ps;			/* --algo ps */
+	const char *codec_name;		/* --codec; NULL: auto */
+	const char *bound;		/* --bound: tu_parse_bound_opt() */
+	int tos;
+	int timeout_ms;
+};
+
+/*
+ * getopt_long()'s result @c with @arg, for the options the tool does not
+ * handle itself: 0 when it is one of these (taken into @co), else the
+ * usage error's exit status (printed; tu_getopt_error() with @argv when
+ * it is none of them).
+ */
+int tu_coll_opt(const char *prog, struct tu_coll_opts *co, int c,
+		const char *arg, char *const *argv);
+
+/*
+ * One rank of a local job (tu_launch_local()), in its own process:
+ * rank @rank of @world, the store on 127.0.0.1:@port; @store_fd is the
+ * store's listening socket for rank 0, -1 for the others. Returns the
+ * rank's exit status.
+ */
+typedef int tu_rank_fn(void *arg, int rank, int world, int port,
+		       int store_fd);
+
+/*
+ * Launch @world ranks as processes on 127.0.0.1: bind a listening socket
+ * on a free port for rank 0's store, fork, run @fn in every child (the
+ * ranks other than 0 with stderr on /dev/null: rank 0 reports the job's
+ * error) and exit() with its result; wait for all of them. Returns the
+ * first non-zero exit status in rank order (TU_EXIT_RUNTIME when a rank
+ * died of a signal, which is reported), or 0.
+ */
+int tu_launch_local(const char *prog, int world, tu_rank_fn *fn, void *arg);
 
 /* Whether the codec's parameter is an error bound 2^-k. */
 static inline bool tu_codec_takes_bound(const struct incnn_codec *c)
