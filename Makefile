@@ -147,10 +147,9 @@ install: modules tools
 	$(if $(DESTDIR),,depmod -a $(notdir $(patsubst %/build,%,$(KDIR))) || true)
 	$(MAKE) -C $(SRC)/userspace/incctl BUILD=$(BUILD) DESTDIR=$(DESTDIR) \
 		PREFIX=$(PREFIX) install
-	install -D -m 0755 $(BUILD)/rel/bin/incnn-codec $(DESTDIR)$(PREFIX)/bin/incnn-codec
-	install -D -m 0755 $(BUILD)/rel/bin/incnn-bench $(DESTDIR)$(PREFIX)/bin/incnn-bench
-	install -D -m 0755 $(BUILD)/rel/bin/incnn-allreduce $(DESTDIR)$(PREFIX)/bin/incnn-allreduce
-	install -D -m 0755 $(BUILD)/rel/bin/incnn-train $(DESTDIR)$(PREFIX)/bin/incnn-train
+	for t in $(TOOLS); do \
+		install -D -m 0755 $(BUILD)/rel/bin/$$t $(DESTDIR)$(PREFIX)/bin/$$t || exit 1; \
+	done
 
 # DKMS rebuilds the module for every kernel the host installs later.
 dkms-install:
