@@ -11,7 +11,7 @@
 #   3. the report: $build/demo/results.md with tables and PNG plots (the
 #      VM's raw results in $build/demo/vm/); the
 #      VM run's losses must equal the host run's bit for bit
-# Environment: INCNN_TRAIN_EPOCHS (default 6), INCNN_DEMO_CLUSTER_RATE
+# Environment: INCNN_TRAIN_EPOCHS (default 10), INCNN_DEMO_CLUSTER_RATE
 # (4mbit), INCNN_DEMO_CLUSTER_SIZES ("2560K 5M"), INCNN_DEMO_RATE (iperf3
 # link, 20mbit), INCNN_DEMO_MB (iperf3 file, 12), INCNN_DEMO_VM_ITERS (10).
 set -euo pipefail
@@ -20,6 +20,7 @@ build=${INCNN_BUILD:-$src/build}
 export INCNN_BUILD=$build
 export INCNN_DEMO_CLUSTER_SIZES=${INCNN_DEMO_CLUSTER_SIZES:-2560K 5M}
 export INCNN_DEMO_VM_CODEC=inceptionn INCNN_DEMO_VM_K=10
+export INCNN_TRAIN_EPOCHS=${INCNN_TRAIN_EPOCHS:-10}
 export INCNN_DEMO_VM_ITERS=${INCNN_DEMO_VM_ITERS:-10}
 res=$build/demo
 start=$(date +%s)
@@ -59,9 +60,7 @@ same=$("$src/scripts/train-compare.sh" "$res/train-inceptionn-10.log" \
 	echo
 	python3 "$src/scripts/demo-cluster-report.py" "$vmout/cluster.json" "$res"
 	echo
-	echo "## Training: HDC on MNIST"
-	echo
-	cat "$res/train.md"
+	sed 's/^### /## /' "$res/train.md"
 	echo
 	echo "Through the real module: a ${INCNN_DEMO_VM_ITERS}-iteration run of the" \
 		"inceptionn 2^-10 configuration on the VM's 4-host cluster (rule set" \
