@@ -8,12 +8,20 @@
 #   cluster_setup N [RATE]   N hosts (namespaces CL_NS[i], address
 #                            CL_ADDR[i], device eth0) plugged into a
 #                            bridge in namespace CL_SW (ports p0..pN-1);
-#                            with RATE (tc syntax, e.g. 8mbit) every host
-#                            link is limited to RATE in each direction
-#                            (tbf on eth0 and on the switch port)
+#                            with RATE, cluster_limit RATE
+#   cluster_limit RATE       limit every host link to RATE (tc syntax,
+#                            e.g. 8mbit) in each direction: tbf on eth0
+#                            and on the switch port
 #   cluster_rule ARGS...     incctl rule add tos 0x28 ARGS on every host
 #                            (replacing the rule there was)
 #   cluster_norule           delete the tos 0x28 rule on every host
+#   cluster_job CMD...       CMD as a job of N ranks, rank i on host i
+#                            (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE,
+#                            INCNN_DATA_ADDR; rendezvous through host 0);
+#                            rank i's output in $TMP/rank$i.out and .err;
+#                            fails (printing the failed ranks' stderr) if
+#                            any rank fails
+#   cluster_stats            every host's incctl -j stats, a line each
 #   cluster_allreduce OUT ARGS...
 #                            one incnn-allreduce job, rank i on host i
 #                            (env rendezvous through host 0); rank 0's JSON
@@ -51,17 +59,23 @@ cluster_setup() { # n [rate]
 			ip -n "$ns" link set eth0 up &&
 			ip -n "$CL_SW" link set "p$i" master br0 &&
 			ip -n "$CL_SW" link set "p$i" up || return 1
-		[ -z "$rate" ] && continue
-		# a burst of a few full-size packets; latency bounds the queue
-		tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" \
-			burst 32kb latency 400ms &&
-			tc -n "$CL_SW" qdisc add dev "p$i" root tbf rate "$rate" \
-				burst 32kb latency 400ms || return 1
 	done
+	[ -z "$rate" ] || cluster_limit "$rate" || return 1
 	# the library asks for 4 MiB socket buffers
 	sysctl -qw net.core.wmem_max=16777216 net.core.rmem_max=16777216
 	for ((i = 1; i < n; i++)); do
 		wait_ping "${CL_NS[i]}" "${CL_ADDR[0]}" || return 1
+	done
+}
+
+cluster_limit() { # rate
+	local i
+	for i in "${!CL_NS[@]}"; do
+		# a burst of a few full-size packets; latency bounds the queue
+		tc -n "${CL_NS[i]}" qdisc add dev eth0 root tbf rate "$1" \
+			burst 32kb latency 400ms &&
+			tc -n "$CL_SW" qdisc add dev "p$i" root tbf rate "$1" \
+				burst 32kb latency 400ms || return 1
 	done
 }
 
@@ -81,13 +95,17 @@ cluster_norule() {
 	return 0
 }
 
-# _cluster_hist: the sum of the hosts' per-codec histograms
-_cluster_hist() {
+cluster_stats() {
 	local ns
 	for ns in "${CL_NS[@]}"; do
 		kstats "$ns"
 		echo
-	done | "$PYTHON" -c '
+	done
+}
+
+# _cluster_hist: the sum of the hosts' per-codec histograms
+_cluster_hist() {
+	cluster_stats | "$PYTHON" -c '
 import json, sys
 h = [0, 0, 0, 0]
 for line in sys.stdin:
@@ -99,25 +117,31 @@ for line in sys.stdin:
 print(*h)'
 }
 
-cluster_allreduce() { # out args...
-	local out=$1 i rc=0 w0=0 w1=0 n=${#CL_NS[@]}
+cluster_job() { # command...
+	local i rc=0 n=${#CL_NS[@]}
 	local -a pids=()
-	shift
 	next_port
-	for ((i = 0; i < n; i++)); do
-		incctl "${CL_NS[i]}" stats reset >/dev/null 2>&1
-		w0=$((w0 + $(dev_stat "${CL_NS[i]}" eth0 tx_bytes)))
-	done
 	for ((i = 0; i < n; i++)); do
 		MASTER_ADDR=${CL_ADDR[0]} MASTER_PORT=$PORT RANK=$i \
 			WORLD_SIZE=$n INCNN_DATA_ADDR=${CL_ADDR[i]} \
-			nsenter --net="/run/netns/${CL_NS[i]}" "$ALLREDUCE" -j "$@" \
+			nsenter --net="/run/netns/${CL_NS[i]}" "$@" \
 			>"$TMP/rank$i.out" 2>"$TMP/rank$i.err" &
 		pids+=($!)
 	done
 	for i in "${!pids[@]}"; do
 		wait "${pids[i]}" || { rc=1; sed "s/^/#   rank $i: /" "$TMP/rank$i.err"; }
 	done
+	return $rc
+}
+
+cluster_allreduce() { # out args...
+	local out=$1 i rc=0 w0=0 w1=0 n=${#CL_NS[@]}
+	shift
+	for ((i = 0; i < n; i++)); do
+		incctl "${CL_NS[i]}" stats reset >/dev/null 2>&1
+		w0=$((w0 + $(dev_stat "${CL_NS[i]}" eth0 tx_bytes)))
+	done
+	cluster_job "$ALLREDUCE" -j "$@" || rc=1
 	for ((i = 0; i < n; i++)); do
 		w1=$((w1 + $(dev_stat "${CL_NS[i]}" eth0 tx_bytes)))
 	done
