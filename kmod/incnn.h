@@ -58,6 +58,17 @@ struct incnn_pcpu_stats {
 #define INCNN_FLOW_F_ISN	BIT(16)		/* our SYN/SYN-ACK seen */
 #define INCNN_FLOW_F_OFFERED	BIT(17)		/* we offered rx */
 #define INCNN_FLOW_F_SENT	BIT(18)		/* sent_end is valid */
+#define INCNN_FLOW_F_PEER_SYN	BIT(19)		/* peer_isn is valid */
+
+/* What a new incarnation of a tuple starts without (see flow_reset). */
+#define INCNN_FLOW_F_INCARNATION (INCNN_FLOW_F_PEER_RX |		\
+				  INCNN_FLOW_F_ANCHORED |		\
+				  INCNN_FLOW_F_TOGGLED |		\
+				  INCNN_FLOW_F_CLOSING |		\
+				  INCNN_FLOW_F_ISN |			\
+				  INCNN_FLOW_F_OFFERED |		\
+				  INCNN_FLOW_F_SENT |			\
+				  INCNN_FLOW_F_PEER_SYN)
 
 struct incnn_flow {
 	struct hlist_node node;
@@ -74,6 +85,9 @@ struct incnn_flow {
 	u32 sent_end;		/* stream offset sent up to, before anchor */
 	u8 dscp;		/* DSCP the flow was anchored with */
 	struct incnn_rule rule;	/* codec pinned at the anchor */
+	u32 peer_isn;		/* the peer's initial sequence number */
+	u16 peer_codecs;	/* codecs the peer decodes (its offer) */
+	u16 rx_codecs;		/* codecs we offered to decode */
 	unsigned long last;	/* jiffies of the last segment */
 	unsigned long gc_next;	/* GC: kept for its socket until then */
 	u64 bytes_orig;
@@ -171,9 +185,41 @@ static inline void incnn_flow_set(struct incnn_flow *f, u32 flags)
 	spin_unlock(&f->lock);
 }
 
-/* TCP option */
-bool incnn_tcpopt_add(struct sk_buff *skb);
-bool incnn_tcpopt_strip(struct sk_buff *skb);
+/*
+ * Forget everything a previous incarnation of the flow's tuple learned
+ * (ISN, anchor, rule, offers); f->lock held. Returns whether there was
+ * anything to forget.
+ */
+static inline bool incnn_flow_reset(struct incnn_flow *f)
+{
+	bool had = f->flags & INCNN_FLOW_F_INCARNATION;
+
+	f->flags &= ~INCNN_FLOW_F_INCARNATION;
+	f->isn = 0;
+	f->anchor = 0;
+	f->sent_end = 0;
+	f->dscp = 0;
+	f->rule.codec = INCNN_CODEC_NONE;
+	f->rule.param = 0;
+	f->peer_isn = 0;
+	f->peer_codecs = 0;
+	f->rx_codecs = 0;
+	f->bytes_orig = 0;
+	f->bytes_wire = 0;
+	return had;
+}
+
+/* TCP options (tcpopt.c) */
+struct incnn_offer {
+	bool seen;		/* an incnn capability option, any form */
+	u16 codecs;		/* codecs usable toward the peer (0: none) */
+};
+
+u16 incnn_tcpopt_codecs(void);
+bool incnn_tcpopt_add(struct sk_buff *skb, u16 codecs);
+void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer);
+int incnn_tcpopt_frame_find(const struct sk_buff *skb);
+bool incnn_tcpopt_frame_room(const struct sk_buff *skb);
 
 /* header and checksum helpers (ipv4.c) */
 bool incnn_ipv4_tcp_pull(struct sk_buff *skb);

@@ -14,6 +14,7 @@
 #include <net/netfilter/nf_conntrack.h>
 #include <net/inet_hashtables.h>
 #include <net/tcp.h>
+#include <net/l3mdev.h>
 
 #include "incnn.h"
 #include "codec/frame.h"
@@ -34,90 +35,262 @@ static bool rx_csum_ok(struct sk_buff *skb, unsigned int hook)
 }
 
 /*
- * Is there a local TCP socket for this segment: a listener for a SYN, the
- * connecting socket for a SYN-ACK? A local destination address is not
- * enough: this hook runs before conntrack, so the replies of a
- * masqueraded connection still carry this host's address although they
- * will be de-NATed and forwarded.
+ * The local socket of the established-hash tuple of this segment (a full
+ * socket, a request socket or a TIME_WAIT socket), referenced, or NULL.
+ * Keyed by both addresses and ports, so it never matches forwarded or
+ * masqueraded traffic.
  */
-static bool rx_local_sk(struct net *net, const struct sk_buff *skb,
-			const struct nf_hook_state *state)
+static struct sock *rx_sk_established(struct net *net,
+				      const struct sk_buff *skb)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
+	int dif = skb->dev ? skb->dev->ifindex : 0;
+	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
+
+	/* 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo) */
+	return __inet_lookup_established(net, &tcp_hashinfo, iph->saddr,
+					 th->source, iph->daddr,
+					 ntohs(th->dest), dif, sdif);
+}
+
+/*
+ * Is there a listener for this SYN to a local address? A local
+ * destination address is checked first: a wildcard listener must not
+ * claim forwarded segments.
+ */
+static bool rx_listener(struct net *net, const struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	int dif = skb->dev ? skb->dev->ifindex : 0;
+	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
 	struct sock *sk;
 
 	if (inet_addr_type(net, iph->daddr) != RTN_LOCAL)
 		return false;
 	/*
-	 * 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo).
 	 * No skb: a reuseport BPF program would expect skb->data at the
 	 * TCP header; without one the listener is chosen by hash.
 	 */
-	sk = inet_lookup(net, &tcp_hashinfo, NULL, 0, iph->saddr, th->source,
-			 iph->daddr, th->dest,
-			 state->in ? state->in->ifindex : 0);
-	if (!sk)
-		return false;
-	sock_gen_put(sk);
-	return true;
+	sk = __inet_lookup_listener(net, &tcp_hashinfo, NULL, 0, iph->saddr,
+				    th->source, iph->daddr, ntohs(th->dest),
+				    dif, sdif);
+	return sk;	/* listeners are not referenced (SOCK_RCU_FREE) */
+}
+
+enum rx_syn_kind {
+	RX_SYN_IGNORE,		/* not for us, or not believable */
+	RX_SYN_NEW,		/* a SYN to a listener: new incarnation */
+	RX_SYN_ACK,		/* a SYN-ACK for our socket in SYN_SENT */
+	RX_SYN_STRIP,		/* local, but no state may change */
+};
+
+/*
+ * Which SYN or SYN-ACK may tell us about the peer? Only a SYN that a
+ * listener will take (no other socket owns the tuple, or a TIME_WAIT one
+ * whose tuple a new connection may reuse), and a SYN-ACK for our socket
+ * in SYN_SENT. Anything else, such as a SYN-ACK sprayed at an
+ * established connection, changes nothing.
+ */
+static enum rx_syn_kind rx_syn_kind(struct net *net,
+				    const struct sk_buff *skb)
+{
+	const struct tcphdr *th = tcp_hdr(skb);
+	enum rx_syn_kind kind = RX_SYN_STRIP;
+	struct sock *sk = rx_sk_established(net, skb);
+
+	if (th->ack) {
+		if (!sk)
+			return RX_SYN_IGNORE;
+		if (sk_fullsock(sk) && sk->sk_state == TCP_SYN_SENT)
+			kind = RX_SYN_ACK;
+	} else if (!sk || sk->sk_state == TCP_TIME_WAIT) {
+		if (!rx_listener(net, skb))
+			kind = sk ? RX_SYN_STRIP : RX_SYN_IGNORE;
+		else
+			kind = RX_SYN_NEW;
+	}
+	if (sk)
+		sock_gen_put(sk);
+	return kind;
+}
+
+/* A SYN to a listener: a new incarnation of the tuple. */
+static void rx_syn_new(struct incnn_net *in, const struct incnn_config *cfg,
+		       const struct sk_buff *skb,
+		       const struct incnn_offer *offer)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	u32 seq = ntohl(th->seq);
+	struct incnn_flow *f;
+	bool reset = false;
+
+	f = offer->codecs ? incnn_flow_get(in, cfg, iph->daddr, iph->saddr,
+					   th->dest, th->source) :
+			    incnn_flow_lookup(in, iph->daddr, iph->saddr,
+					      th->dest, th->source);
+	if (!f)
+		return;
+	spin_lock(&f->lock);
+	/* a retransmitted SYN of the handshake under way changes nothing */
+	if (!(f->flags & INCNN_FLOW_F_PEER_SYN) || f->peer_isn != seq ||
+	    (f->flags & INCNN_FLOW_F_ANCHORED)) {
+		reset = incnn_flow_reset(f);
+		f->flags |= INCNN_FLOW_F_PEER_SYN;
+		f->peer_isn = seq;
+		if (offer->codecs)
+			f->flags |= INCNN_FLOW_F_PEER_RX;
+		f->peer_codecs = offer->codecs;
+	}
+	WRITE_ONCE(f->last, jiffies);
+	spin_unlock(&f->lock);
+	if (reset)
+		incnn_stat_inc(in, INCNN_STAT_FLOWS_RESET);
+}
+
+/* A SYN-ACK for our socket in SYN_SENT: valid if it acks our SYN. */
+static void rx_syn_ack(struct incnn_net *in, const struct sk_buff *skb,
+		       const struct incnn_offer *offer)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	struct incnn_flow *f;
+
+	f = incnn_flow_lookup(in, iph->daddr, iph->saddr, th->dest,
+			      th->source);
+	if (!f)
+		return;
+	spin_lock(&f->lock);
+	if ((f->flags & INCNN_FLOW_F_ISN) &&
+	    !(f->flags & INCNN_FLOW_F_ANCHORED) &&
+	    ntohl(th->ack_seq) == f->isn + 1) {
+		f->flags |= INCNN_FLOW_F_PEER_SYN;
+		f->peer_isn = ntohl(th->seq);
+		if (offer->codecs)
+			f->flags |= INCNN_FLOW_F_PEER_RX;
+		else
+			f->flags &= ~INCNN_FLOW_F_PEER_RX;
+		f->peer_codecs = offer->codecs;
+		WRITE_ONCE(f->last, jiffies);
+	}
+	spin_unlock(&f->lock);
 }
 
 /* The peer's SYN or SYN-ACK to a local socket: note and strip its offer. */
 static void rx_syn(struct incnn_net *in, const struct incnn_config *cfg,
 		   struct sk_buff *skb, const struct nf_hook_state *state)
 {
-	unsigned int hook = state->hook;
-	const struct iphdr *iph;
-	const struct tcphdr *th;
-	struct incnn_flow *f;
-	bool offered;
+	struct incnn_offer offer;
+	enum rx_syn_kind kind;
 
-	if (!rx_local_sk(in->net, skb, state))
+	kind = rx_syn_kind(in->net, skb);
+	if (kind == RX_SYN_IGNORE)
 		return;
-	if (!rx_csum_ok(skb, hook) || skb_ensure_writable(skb, skb->len))
+	if (!rx_csum_ok(skb, state->hook) || skb_ensure_writable(skb, skb->len))
 		return;	/* TCP drops it */
-	offered = incnn_tcpopt_strip(skb);
-	if (offered) {
+	incnn_tcpopt_strip(skb, &offer);
+	if (offer.seen) {
 		if (skb->ip_summed == CHECKSUM_PARTIAL)
 			skb->ip_summed = CHECKSUM_NONE;
 		incnn_tcp4_fix_csum(skb);
 	}
-
-	iph = ip_hdr(skb);
-	th = tcp_hdr(skb);
-	f = offered ? incnn_flow_get(in, cfg, iph->daddr, iph->saddr,
-				     th->dest, th->source) :
-		      incnn_flow_lookup(in, iph->daddr, iph->saddr, th->dest,
-					th->source);
-	if (!f)
-		return;
-	spin_lock(&f->lock);
-	if (offered)
-		f->flags |= INCNN_FLOW_F_PEER_RX;
-	else
-		f->flags &= ~INCNN_FLOW_F_PEER_RX;
-	WRITE_ONCE(f->last, jiffies);
-	spin_unlock(&f->lock);
+	if (kind == RX_SYN_NEW)
+		rx_syn_new(in, cfg, skb, &offer);
+	else if (kind == RX_SYN_ACK)
+		rx_syn_ack(in, skb, &offer);
 }
 
-/* Decode a frame in place. Returns false when the skb must be dropped. */
-static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
-		     unsigned int hook)
+/*
+ * Would TCP take any of [seq, seq + len) from this segment
+ * (tcp_sequence())? Read without the socket lock: rcv_nxt only grows, so
+ * a stale value errs on the side of decoding.
+ */
+static bool rx_in_window(const struct sock *sk, u32 seq, u32 len)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 rcv_nxt = READ_ONCE(tp->rcv_nxt);
+	u32 rcv_wup = READ_ONCE(tp->rcv_wup);
+	s32 win = rcv_wup + READ_ONCE(tp->rcv_wnd) - rcv_nxt;
+
+	if (win < 0)
+		win = 0;
+	return !before(seq + len, rcv_wup) && !after(seq, rcv_nxt + win);
+}
+
+/*
+ * A frame TCP will not take: remove the option and the payload, so that
+ * TCP still answers the segment (a duplicate ACK for an old one) without
+ * anything to deliver. The TCP checksum was verified.
+ */
+static bool rx_frame_empty(struct incnn_net *in, struct sk_buff *skb,
+			   unsigned int hlen, int opt)
+{
+	if (skb_ensure_writable(skb, hlen) || pskb_trim(skb, hlen)) {
+		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
+		return false;
+	}
+	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
+	incnn_ipv4_set_len(skb);
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		skb->ip_summed = CHECKSUM_NONE;
+	incnn_tcp4_fix_csum(skb);
+	incnn_stat_inc(in, INCNN_STAT_RX_OUT_OF_WINDOW);
+	return true;
+}
+
+/*
+ * The receiver's own limits for a frame: its socket's receive window
+ * (the frame is emptied, not decoded, if TCP would not take it) and the
+ * MSS it advertised (no segment of the peer is longer). Returns false if
+ * the frame must not be decoded (*drop: drop it, else it was emptied),
+ * else the most bytes it may restore in *cap.
+ */
+static bool rx_frame_limits(struct incnn_net *in, struct sk_buff *skb,
+			    unsigned int hlen, int opt,
+			    const struct incnn_frame_info *fi,
+			    unsigned int *cap, bool *drop)
+{
+	struct sock *sk = rx_sk_established(in->net, skb);
+	bool ok = true;
+
+	*drop = false;
+	if (!sk)
+		return true;	/* TCP decides; decode as before */
+	if (sk->sk_state == TCP_TIME_WAIT) {
+		ok = false;
+	} else if (sk_fullsock(sk)) {
+		u16 mss = READ_ONCE(tcp_sk(sk)->advmss);
+
+		if (mss && *cap > mss)
+			*cap = mss;
+		if (!rx_in_window(sk, ntohl(tcp_hdr(skb)->seq), fi->orig_len))
+			ok = false;
+	}
+	sock_gen_put(sk);
+	if (!ok)
+		*drop = !rx_frame_empty(in, skb, hlen, opt);
+	return ok;
+}
+
+/*
+ * Decode a frame (whose option is at @opt from skb->data) in place.
+ * Returns false when the skb must be dropped.
+ */
+static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
+		     struct sk_buff *skb, unsigned int hook, int opt)
 {
 	struct incnn_scratch *s = incnn_scratch_get();
 	struct incnn_frame_info fi;
 	unsigned int hlen, plen, grow, cap;
 	enum incnn_simd simd;
 	struct iphdr *iph;
+	bool drop;
 	int err;
 
 	if (!rx_csum_ok(skb, hook)) {
 		incnn_stat_inc(in, INCNN_STAT_RX_DROP_CSUM);
-		return false;
-	}
-	if (skb_ensure_writable(skb, skb->len)) {
-		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
 		return false;
 	}
 	hlen = skb_transport_offset(skb) + tcp_hdr(skb)->doff * 4;
@@ -130,15 +303,36 @@ static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
 	cap = IP_MAX_MTU - (hlen - skb_network_offset(skb));
 	if (cap > sizeof(s->buf))
 		cap = sizeof(s->buf);
+	if (!plen) {
+		err = INCNN_FRAME_ERR_SHORT;
+		goto bad;
+	}
+	/* the header first: checks that cost nothing before any decoding */
+	if (skb_ensure_writable(skb, hlen + min_t(unsigned int, plen,
+						  INCNN_FRAME_HDR_LEN))) {
+		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
+		return false;
+	}
+	err = incnn_frame_parse(skb->data + hlen, plen, &fi);
+	if (err)
+		goto bad;
+	if (!(BIT(fi.codec) & f->rx_codecs)) {
+		err = INCNN_FRAME_ERR_CODEC;	/* not what we offered */
+		goto bad;
+	}
+	if (!rx_frame_limits(in, skb, hlen, opt, &fi, &cap, &drop))
+		return !drop;
 
+	if (skb_ensure_writable(skb, skb->len)) {
+		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
+		return false;
+	}
 	simd = incnn_simd_begin();
 	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
 				      cap, &fi);
 	incnn_simd_end(simd);
-	if (err) {
-		incnn_stat_inc(in, rx_drop_stat[err]);
-		return false;
-	}
+	if (err)
+		goto bad;
 	/* incnn_frame_decode() guarantees orig_len > plen */
 	grow = fi.orig_len - plen;
 	if (skb_tailroom(skb) < grow &&
@@ -148,6 +342,7 @@ static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
 	}
 	skb_put(skb, grow);
 	memcpy(skb->data + hlen, s->buf, fi.orig_len);
+	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
 
 	iph = ip_hdr(skb);
 	ipv4_change_dsfield(iph, INET_ECN_MASK, fi.dscp);
@@ -160,6 +355,29 @@ static bool rx_frame(struct incnn_net *in, struct sk_buff *skb,
 	incnn_stat_add(in, INCNN_STAT_RX_BYTES_WIRE, plen);
 	incnn_stat_add(in, INCNN_STAT_RX_BYTES_ORIG, fi.orig_len);
 	return true;
+bad:
+	incnn_stat_inc(in, rx_drop_stat[err]);
+	return false;
+}
+
+/*
+ * A segment with the frame option on a flow we did not offer rx to, or
+ * that we do not track: ours to drop if a local socket would take it
+ * (never deliver a frame undecoded), else forwarded traffic, not ours.
+ */
+static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
+			     const struct sk_buff *skb)
+{
+	struct sock *sk;
+
+	if (!f) {
+		sk = rx_sk_established(in->net, skb);
+		if (!sk)
+			return false;
+		sock_gen_put(sk);
+	}
+	incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOT_OFFERED);
+	return true;
 }
 
 static unsigned int rx_hook(struct sk_buff *skb,
@@ -170,6 +388,7 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	const struct iphdr *iph;
 	const struct tcphdr *th;
 	struct incnn_flow *f;
+	int opt;
 
 	if (!incnn_ipv4_tcp_pull(skb))
 		return NF_ACCEPT;	/* not ours, or TCP drops it */
@@ -183,17 +402,18 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	}
 	f = incnn_flow_lookup(in, iph->daddr, iph->saddr, th->dest,
 			      th->source);
-	if (!f)
+	if (f) {
+		WRITE_ONCE(f->last, jiffies);
+		if (th->fin || th->rst)
+			incnn_flow_set(f, INCNN_FLOW_F_CLOSING);
+	}
+	/* a frame is recognised by its option alone, never by DSCP */
+	opt = incnn_tcpopt_frame_find(skb);
+	if (opt < 0)
 		return NF_ACCEPT;
-	WRITE_ONCE(f->last, jiffies);
-	if (th->fin || th->rst)
-		incnn_flow_set(f, INCNN_FLOW_F_CLOSING);
-	/* frames only come on flows we offered rx to, with the wire DSCP */
-	if (ipv4_get_dsfield(iph) >> 2 != cfg->wire_dscp ||
-	    !(READ_ONCE(f->flags) & INCNN_FLOW_F_OFFERED) ||
-	    skb->len <= skb_transport_offset(skb) + th->doff * 4)
-		return NF_ACCEPT;
-	return rx_frame(in, skb, state->hook) ? NF_ACCEPT : NF_DROP;
+	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_OFFERED))
+		return rx_frame_foreign(in, f, skb) ? NF_DROP : NF_ACCEPT;
+	return rx_frame(in, f, skb, state->hook, opt) ? NF_ACCEPT : NF_DROP;
 }
 
 unsigned int incnn_rx_hook(void *priv, struct sk_buff *skb,

@@ -15,44 +15,67 @@
 #include "incnn.h"
 #include "codec/frame.h"
 
-/* Our own SYN or SYN-ACK: learn the flow, offer rx. */
+/*
+ * Our own SYN or SYN-ACK: learn the flow, offer rx. A SYN with an ISN the
+ * flow does not know starts a new incarnation of the tuple: nothing of
+ * the previous one (ISN, anchor, rule, offers) survives. A SYN-ACK keeps
+ * the peer's offer only if it answers the SYN that offer came with.
+ */
 static void tx_syn(struct incnn_net *in, const struct incnn_config *cfg,
 		   struct sk_buff *skb)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
+	u16 codecs = cfg->rx ? incnn_tcpopt_codecs() : 0;
 	struct incnn_flow *f;
-	bool offered = false;
+	bool offered = false, reset = false;
+	u32 seq;
 
 	f = incnn_flow_get(in, cfg, iph->saddr, iph->daddr, th->source,
 			   th->dest);
 	/* offer rx only for a flow we can decode: one in the table */
 	if (!f)
 		return;
-	if (cfg->rx && !skb_ensure_writable(skb, skb->len))
-		offered = incnn_tcpopt_add(skb);
+	if (codecs && !skb_ensure_writable(skb, skb->len))
+		offered = incnn_tcpopt_add(skb, codecs);
 	th = tcp_hdr(skb);
+	seq = ntohl(th->seq);
 	spin_lock(&f->lock);
-	if (!th->ack || f->isn != ntohl(th->seq))
-		f->flags &= th->ack ? INCNN_FLOW_F_PEER_RX : 0;
+	if ((f->flags & INCNN_FLOW_F_ISN) ? f->isn != seq :
+	    !th->ack || !(f->flags & INCNN_FLOW_F_PEER_SYN) ||
+	    f->peer_isn + 1 != ntohl(th->ack_seq))
+		reset = incnn_flow_reset(f);
+	if (!(f->flags & INCNN_FLOW_F_ISN))
+		f->rx_codecs = offered ? codecs : 0;
 	f->flags |= INCNN_FLOW_F_ISN | (offered ? INCNN_FLOW_F_OFFERED : 0);
-	f->isn = ntohl(th->seq);
+	f->isn = seq;
 	WRITE_ONCE(f->last, jiffies);
 	spin_unlock(&f->lock);
+	if (reset)
+		incnn_stat_inc(in, INCNN_STAT_FLOWS_RESET);
 }
+
+/* How a marked data segment of a flow goes out. */
+enum tx_mode {
+	TX_FRAME,	/* framed if smaller */
+	TX_QUANTISE,	/* unframed, quantised in place if the codec is lossy */
+};
 
 /*
  * Decide for a marked data segment: NULL to leave the skb alone (counted
- * under the reason), else the flow, anchored.
+ * under the reason), else the flow, anchored, and in *mode whether the
+ * peer can decode its codec.
  */
 static struct incnn_flow *tx_flow(struct incnn_net *in,
 				  const struct incnn_config *cfg,
-				  struct sk_buff *skb, u8 dscp)
+				  struct sk_buff *skb, u8 dscp,
+				  enum tx_mode *mode)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
 	struct incnn_flow *f;
 	enum incnn_stat why;
+	u16 peer_codecs;
 	u32 flags;
 
 	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
@@ -76,6 +99,7 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 		f->flags |= INCNN_FLOW_F_TOGGLED;
 	}
 	flags = f->flags;
+	peer_codecs = f->peer_codecs;
 	spin_unlock(&f->lock);
 
 	if (!(flags & INCNN_FLOW_F_PEER_RX)) {
@@ -85,6 +109,12 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 	if (flags & INCNN_FLOW_F_TOGGLED) {
 		why = INCNN_STAT_TX_RAW_MARK_TOGGLED;
 		goto raw;
+	}
+	*mode = TX_FRAME;
+	if (!(peer_codecs & BIT(f->rule.codec))) {
+		/* a one-sided upgrade: the peer cannot decode this codec */
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_PEER_CODEC);
+		*mode = TX_QUANTISE;
 	}
 	return f;
 raw:
@@ -121,50 +151,95 @@ static void tx_unmarked(struct incnn_net *in, struct sk_buff *skb,
 
 /*
  * Quantise the float part in place (decode(encode(x))), for a segment
- * that goes out unframed because the frame would not be smaller: the
- * receiver then sees the same values whichever way a byte travelled.
+ * that goes out unframed although the flow is compressed: the receiver
+ * then sees the same values whichever way a byte travelled. Returns
+ * false if it could not be done.
  */
-static void tx_quantise(const struct incnn_codec *c, enum incnn_simd simd,
+static bool tx_quantise(const struct incnn_codec *c, enum incnn_simd simd,
 			u8 param, u8 *p, unsigned int len,
 			struct incnn_scratch *s)
 {
 	ssize_t n;
 
 	len &= ~3u;
+	if (!len)
+		return true;
 	n = incnn_codec_encode(c, simd, param, p, len, s->buf, sizeof(s->buf),
 			       s->codec, NULL);
-	if (n >= 0)
-		incnn_codec_decode(c, simd, param, s->buf, n, p, len);
+	return n >= 0 && !incnn_codec_decode(c, simd, param, s->buf, n, p, len);
+}
+
+/*
+ * Send a segment of a compressed flow unframed: its float part
+ * quantised in place if the codec is lossy. Returns false if that failed
+ * (the segment must not leave: TCP sends it again).
+ */
+static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
+			struct incnn_flow *f, struct sk_buff *skb, u8 *p,
+			unsigned int plen, unsigned int head,
+			enum incnn_simd simd)
+{
+	struct incnn_scratch *s = incnn_scratch_get();
+
+	if (!c->lossy || plen <= head)
+		return true;
+	if (!tx_quantise(c, simd, f->rule.param, p + head, plen - head, s)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
+		return false;
+	}
+	incnn_tcp4_fix_csum(skb);
+	return true;
+}
+
+/*
+ * Replace the payload (at @p, @plen bytes) by the frame option and the
+ * frame of @n bytes in @frame; n + the option is less than plen.
+ */
+static void tx_put_frame(const struct incnn_config *cfg, struct sk_buff *skb,
+			 u8 *p, unsigned int plen, const u8 *frame,
+			 unsigned int n)
+{
+	struct tcphdr *th = tcp_hdr(skb);
+
+	p[0] = INCNN_TCPOPT_KIND;
+	p[1] = INCNN_TCPOPT_FRAME_LEN;
+	put_unaligned_be16(INCNN_TCPOPT_FRAME_EXID, p + 2);
+	memcpy(p + INCNN_TCPOPT_FRAME_LEN, frame, n);
+	__skb_trim(skb, skb->len - plen + INCNN_TCPOPT_FRAME_LEN + n);
+	th->doff += INCNN_TCPOPT_FRAME_LEN / 4;
+	ipv4_change_dsfield(ip_hdr(skb), INET_ECN_MASK, cfg->wire_dscp << 2);
+	incnn_ipv4_set_len(skb);
+	incnn_tcp4_fix_csum(skb);
 }
 
 /*
  * Compress one (non-GSO) segment in place, with the codec path @simd
- * (inside the caller's FPU section if not INCNN_SIMD_NONE).
+ * (inside the caller's FPU section if not INCNN_SIMD_NONE). Returns
+ * false if the segment must be dropped: a lossy flow's segment that
+ * could be neither framed nor quantised (TCP retransmits it).
  */
-static void tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
+static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 		       struct incnn_flow *f, struct sk_buff *skb,
-		       enum incnn_simd simd)
+		       enum tx_mode mode, enum incnn_simd simd)
 {
 	const struct incnn_codec *c = incnn_codec_get(f->rule.codec);
 	struct incnn_scratch *s = incnn_scratch_get();
 	struct incnn_hist hist = { { 0 } };
 	unsigned int thoff, hlen, plen, head;
 	struct tcphdr *th;
-	struct iphdr *iph;
 	u32 rel;
 	ssize_t n;
 	u8 *p;
 
 	if (!c || skb_ensure_writable(skb, skb->len)) {
 		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
-		return;
+		return !c || !c->lossy;
 	}
-	iph = ip_hdr(skb);
 	th = tcp_hdr(skb);
 	thoff = skb_transport_offset(skb);
 	hlen = thoff + th->doff * 4;
 	if (skb->len <= hlen)
-		return;
+		return true;
 	plen = skb->len - hlen;
 	p = skb->data + hlen;
 
@@ -176,7 +251,7 @@ static void tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	if ((s32)rel < 0) {
 		if (-rel >= plen) {
 			incnn_stat_inc(in, INCNN_STAT_TX_RAW_PRE_ANCHOR);
-			return;
+			return true;
 		}
 		head = -rel;
 	} else {
@@ -185,27 +260,24 @@ static void tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	if (head > plen)
 		head = plen;
 
+	if (mode != TX_FRAME)	/* counted by tx_flow() */
+		return tx_unframed(in, c, f, skb, p, plen, head, simd);
+	if (!incnn_tcpopt_frame_room(skb)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
+		return tx_unframed(in, c, f, skb, p, plen, head, simd);
+	}
 	n = incnn_frame_encode_simd(simd, c, f->rule.param, f->dscp << 2, p,
 				    plen, head, s->buf, sizeof(s->buf),
 				    s->codec, &hist);
+	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= plen)
+		n = -E2BIG;	/* with its option, not smaller */
 	if (n < 0) {
 		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
 				   INCNN_STAT_TX_ERRORS);
-		if (n == -E2BIG && c->lossy && plen > head) {
-			tx_quantise(c, simd, f->rule.param, p + head,
-				    plen - head, s);
-			if (skb->ip_summed != CHECKSUM_PARTIAL)
-				incnn_tcp4_fix_csum(skb);
-		}
-		return;
+		return tx_unframed(in, c, f, skb, p, plen, head, simd);
 	}
 
-	memcpy(p, s->buf, n);
-	__skb_trim(skb, hlen + n);
-	ipv4_change_dsfield(iph, INET_ECN_MASK, cfg->wire_dscp << 2);
-	incnn_ipv4_set_len(skb);
-	incnn_tcp4_fix_csum(skb);
-
+	tx_put_frame(cfg, skb, p, plen, s->buf, n);
 	incnn_stat_inc(in, INCNN_STAT_TX_FRAMED);
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, plen);
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, n);
@@ -214,6 +286,7 @@ static void tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	f->bytes_orig += plen;
 	f->bytes_wire += n;
 	spin_unlock(&f->lock);
+	return true;
 }
 
 /* Our position in the hook list, to continue after us per segment. */
@@ -229,48 +302,108 @@ static int tx_hook_index(const struct nf_hook_entries *e, void *priv)
 }
 
 /*
+ * The verdict that hands @err, a negative errno or a positive NET_XMIT_*
+ * code, to the caller of the hook (nf_hook_slow() returns
+ * NF_DROP_GETERR() of it): NF_DROP_ERR() for any sign. Netfilter frees
+ * the skb.
+ */
+static unsigned int tx_verdict_err(int err)
+{
+	return ((u32)-err << NF_VERDICT_QBITS) | NF_DROP;
+}
+
+/*
+ * Send the compressed segments of a GSO skb through the rest of the hook
+ * chain and okfn. @failed segments were already dropped here. Returns
+ * what the caller of the hook (TCP) should learn: 0 if every segment
+ * left; the first error if none did (TCP sends the skb again, as after
+ * any local drop); NET_XMIT_CN if some did not, or the device signalled
+ * congestion (TCP reduces cwnd and, having sent the skb, recovers the
+ * missing segments as losses).
+ */
+static int tx_gso_send(struct incnn_net *in, struct sk_buff *segs,
+		       struct nf_hook_state *st,
+		       const struct nf_hook_entries *e, int idx,
+		       unsigned int failed)
+{
+	unsigned int sent = 0, cn = 0;
+	struct sk_buff *seg, *next;
+	int first = failed ? -ENOBUFS : 0, ret;
+
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		ret = nf_hook_slow(seg, st, e, idx + 1);
+		if (ret == 1)
+			ret = st->okfn(st->net, st->sk, seg);
+		if (ret == NET_XMIT_DROP)
+			ret = -ENOBUFS;
+		if (ret < 0) {
+			incnn_stat_inc(in, INCNN_STAT_TX_XMIT_ERRORS);
+			failed++;
+			if (!first)
+				first = ret;
+			continue;
+		}
+		sent++;
+		if (ret == NET_XMIT_CN)
+			cn++;
+	}
+	if (!sent)
+		return first ? first : -ENOBUFS;
+	return failed || cn ? NET_XMIT_CN : 0;
+}
+
+/*
  * A GSO super-packet: every wire packet must decode alone, so segment it
  * here, compress each segment, and send each through the rest of the hook
  * chain and okfn. All segments are compressed in one FPU section, which
- * ends before the first is sent.
+ * ends before the first is sent. The transmit results reach TCP as far
+ * as netfilter allows (tx_gso_send()): anything but "all sent" is
+ * returned through NF_DROP_ERR(), and netfilter frees the original skb.
  */
 static unsigned int tx_gso(struct incnn_net *in,
 			   const struct incnn_config *cfg,
 			   struct incnn_flow *f, struct sk_buff *skb,
-			   void *priv, const struct nf_hook_state *state)
+			   enum tx_mode mode, void *priv,
+			   const struct nf_hook_state *state)
 {
+	const struct incnn_codec *c = incnn_codec_get(f->rule.codec);
+	struct sk_buff *segs, *seg, *next, **pprev;
 	const struct nf_hook_entries *e;
-	struct sk_buff *segs, *seg, *next;
 	struct nf_hook_state st = *state;
 	enum incnn_simd simd;
-	int idx;
+	unsigned int failed = 0;
+	int idx, err;
 
 	e = rcu_dereference(state->net->nf.hooks_ipv4[NF_INET_POST_ROUTING]);
 	idx = e ? tx_hook_index(e, priv) : -1;
-	if (idx < 0) {
-		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
-		return NF_ACCEPT;
-	}
-
-	segs = skb_gso_segment(skb, NETIF_F_HW_CSUM);
+	segs = idx < 0 ? NULL : skb_gso_segment(skb, NETIF_F_HW_CSUM);
 	if (IS_ERR_OR_NULL(segs)) {
+		/* raw values only if raw is what the codec gives anyway */
 		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
-		return NF_ACCEPT;
+		return c && c->lossy ? NF_DROP : NF_ACCEPT;
 	}
 	incnn_stat_inc(in, INCNN_STAT_TX_GSO_SPLIT);
-	consume_skb(skb);
 
 	simd = incnn_simd_begin();
-	skb_list_walk_safe(segs, seg, next)
-		tx_segment(in, cfg, f, seg, simd);
+	pprev = &segs;
+	skb_list_walk_safe(segs, seg, next) {
+		if (tx_segment(in, cfg, f, seg, mode, simd)) {
+			pprev = &seg->next;
+			continue;
+		}
+		*pprev = next;	/* unlink and drop it */
+		kfree_skb(seg);
+		failed++;
+	}
 	incnn_simd_end(simd);
 
-	skb_list_walk_safe(segs, seg, next) {
-		skb_mark_not_on_list(seg);
-		if (nf_hook_slow(seg, &st, e, idx + 1) == 1)
-			st.okfn(st.net, st.sk, seg);
+	err = tx_gso_send(in, segs, &st, e, idx, failed);
+	if (!err) {
+		consume_skb(skb);
+		return NF_STOLEN;
 	}
-	return NF_STOLEN;
+	return tx_verdict_err(err);
 }
 
 static unsigned int tx_hook(void *priv, struct sk_buff *skb,
@@ -281,8 +414,10 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	const struct tcphdr *th;
 	const struct iphdr *iph;
 	struct incnn_flow *f;
+	enum tx_mode mode;
 	unsigned int hlen;
 	enum incnn_simd simd;
+	bool ok;
 	u8 dscp;
 
 	if (!incnn_ipv4_tcp_pull(skb))
@@ -312,18 +447,18 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	}
 	if (!cfg->tx)
 		return NF_ACCEPT;
-	f = tx_flow(in, cfg, skb, dscp);
+	f = tx_flow(in, cfg, skb, dscp, &mode);
 	if (!f) {
 		incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
 		incnn_stat_add(in, INCNN_STAT_TX_BYTES, skb->len - hlen);
 		return NF_ACCEPT;
 	}
 	if (skb_is_gso(skb))
-		return tx_gso(in, cfg, f, skb, priv, state);
+		return tx_gso(in, cfg, f, skb, mode, priv, state);
 	simd = incnn_simd_begin();
-	tx_segment(in, cfg, f, skb, simd);
+	ok = tx_segment(in, cfg, f, skb, mode, simd);
 	incnn_simd_end(simd);
-	return NF_ACCEPT;
+	return ok ? NF_ACCEPT : NF_DROP;
 }
 
 /*

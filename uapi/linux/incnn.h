@@ -79,7 +79,12 @@ struct incnn_frame_hdr {
 
 /* Default marking: applications set IP ToS 0x28 (DSCP 10, AF11). */
 #define INCNN_DEFAULT_TOS	0x28
-/* Framed segments leave with this ToS (DSCP 11) unless configured. */
+/*
+ * Framed segments leave with this ToS (DSCP 11) unless configured. The
+ * wire DSCP only marks framed segments for QoS on the path: receivers
+ * recognise frames by the frame option, so it may differ between hosts,
+ * be rewritten on the path, or be changed while flows are alive.
+ */
 #define INCNN_DEFAULT_WIRE_TOS	0x2c
 
 /*
@@ -225,6 +230,12 @@ enum incnn_stat {
 	INCNN_STAT_RX_DROP_NOMEM,	/* dropped: could not grow the skb */
 	INCNN_STAT_FLOWS_CREATED,
 	INCNN_STAT_FLOWS_EXPIRED,
+	INCNN_STAT_TX_RAW_NO_ROOM,	/* quantised: no option room */
+	INCNN_STAT_TX_RAW_PEER_CODEC,	/* quantised: peer lacks the codec */
+	INCNN_STAT_TX_XMIT_ERRORS,	/* split segments refused after us */
+	INCNN_STAT_RX_DROP_NOT_OFFERED,	/* dropped: frame, rx not offered */
+	INCNN_STAT_RX_OUT_OF_WINDOW,	/* frame outside the window, emptied */
+	INCNN_STAT_FLOWS_RESET,		/* new handshake on a tracked tuple */
 	__INCNN_STAT_MAX
 };
 
@@ -286,14 +297,40 @@ enum incnn_codec_attr {
 #define INCNN_CODEC_A_MAX (__INCNN_CODEC_A_MAX - 1)
 
 /*
- * Capability option: a 4-byte RFC 6994 experimental TCP option (kind 253,
- * length 4, ExID INCNN_TCPOPT_EXID) that incnn adds to outgoing SYN and
- * SYN-ACK segments when rx is enabled, and strips from incoming ones
- * (replacing it with NOPs) before TCP sees it. A flow is compressed only
- * in a direction whose receiver sent the option.
+ * TCP options (RFC 6994 experimental option kind 253, two ExIDs; see
+ * docs/wire-format.md).
+ *
+ * Capability option, on SYN and SYN-ACK only: incnn adds it to its
+ * outgoing SYN and SYN-ACK segments when rx is enabled, and replaces the
+ * peer's with NOPs before TCP sees it. 8 bytes:
+ *
+ *  0               1               2               3
+ *  +---------------+---------------+-------------------------------+
+ *  |  kind = 253   |  length = 8   |     ExID = 0x1c4e             |
+ *  +---------------+---------------+-------------------------------+
+ *  |   versions    |  reserved = 0 |     codecs                    |
+ *  +---------------+---------------+-------------------------------+
+ *
+ * versions: bit v set: the receiver decodes frames of version v
+ *           (INCNN_FRAME_VERSION is 1: bit 1, 0x02)
+ * codecs:   big-endian; bit c set: the receiver decodes codec id c
+ *           (enum incnn_codec_id; bit 0 is never set)
+ *
+ * A sender frames toward a peer only with a frame version and a codec the
+ * peer's option lists. The 4-byte form of earlier releases (length 4, the
+ * same ExID, nothing else) is stripped and read as "no offer".
+ *
+ * Frame option, on every framed data segment: 4 bytes, kind 253,
+ * length 4, ExID 0x1c4f. A receiver parses a payload as a frame only when
+ * the segment carries this option (never by DSCP), and replaces the
+ * option with NOPs when it restores the segment. Version and codec are
+ * in the frame header.
  */
 #define INCNN_TCPOPT_KIND	253
-#define INCNN_TCPOPT_LEN	4
+#define INCNN_TCPOPT_LEN	8	/* capability option (SYN, SYN-ACK) */
 #define INCNN_TCPOPT_EXID	0x1c4e
+#define INCNN_TCPOPT_LEN_V1	4	/* capability option of earlier releases */
+#define INCNN_TCPOPT_FRAME_LEN	4	/* frame option (data segments) */
+#define INCNN_TCPOPT_FRAME_EXID	0x1c4f
 
 #endif /* _UAPI_LINUX_INCNN_H */
