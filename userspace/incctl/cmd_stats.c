@@ -38,6 +38,12 @@ static const char *const stat_names[__INCNN_STAT_MAX] = {
 	[INCNN_STAT_RX_DROP_NOMEM] = "rx_drop_nomem",
 	[INCNN_STAT_FLOWS_CREATED] = "flows_created",
 	[INCNN_STAT_FLOWS_EXPIRED] = "flows_expired",
+	[INCNN_STAT_TX_RAW_NO_ROOM] = "tx_raw_no_room",
+	[INCNN_STAT_TX_RAW_PEER_CODEC] = "tx_raw_peer_codec",
+	[INCNN_STAT_TX_XMIT_ERRORS] = "tx_xmit_errors",
+	[INCNN_STAT_RX_DROP_NOT_OFFERED] = "rx_drop_not_offered",
+	[INCNN_STAT_RX_OUT_OF_WINDOW] = "rx_out_of_window",
+	[INCNN_STAT_FLOWS_RESET] = "flows_reset",
 };
 
 /* Counters a newer kernel may add are kept and shown as "stat_N". */
@@ -181,6 +187,7 @@ static void summarise(const struct stats *st, struct summary *sm)
 	for (int s = INCNN_STAT_RX_DROP_CSUM; s <= INCNN_STAT_RX_DROP_NOMEM;
 	     s++)
 		sm->rx_dropped += sv(st, s);
+	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_NOT_OFFERED);
 }
 
 static uint64_t hist_total(const struct cstat *cs)
