@@ -3,7 +3,7 @@
  * incnn_inject: malformed-frame injection for the datapath tests.
  *
  *   incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM]
- *                [-s SEED] IN
+ *                [-s SEED] [-M MSS] [-W | -S COUNT] IN
  *
  * Opens a TCP connection to ADDR:PORT marked with TOS (default 0x28)
  * before connect, sends the first half of IN (a multiple of 4 bytes),
@@ -20,8 +20,19 @@
  * the userspace copy of the receiver's decoder (incnn_frame_decode(),
  * the same code as the module's); a random frame the decoder accepts is
  * not injected. One valid frame goes out with a bad TCP checksum
- * (rx_drop_csum), and one valid frame with a sequence number far in the
- * past (decoded, then dropped by TCP as an old duplicate: rx_frames).
+ * (rx_drop_csum). Every frame carries the frame option (the receiver
+ * parses nothing else). -M: the receiver's advertised MSS, the most a
+ * frame may restore (default: what fits in an IPv4 datagram).
+ *
+ * -W (window) instead injects valid frames the receiver must not decode:
+ * one far in the past and one far beyond the receive window
+ * (rx_out_of_window: emptied, TCP answers them), and one at the next
+ * sequence number whose orig_len exceeds -M (rx_drop_length).
+ *
+ * -S COUNT (spoof) instead injects COUNT SYN-ACKs from the peer to the
+ * connection, established by then, each with the capability option
+ * offering every codec: the one acknowledging our SYN, and others with
+ * random numbers. The sender must not believe any of them.
  *
  * Prints, on stdout, one line per counter the receiver must have
  * incremented: "rx_drop_short 3", ... "rx_frames 1", and "injected N".
@@ -73,6 +84,8 @@ static unsigned long expect[__INCNN_FRAME_ERR_MAX];
 static unsigned long expect_csum, injected, skipped;
 
 static int raw_fd;
+static unsigned int recv_cap = 65535 - 44;	/* IP + TCP with the option */
+static unsigned int isn;
 static struct sockaddr_in local, peer;
 static unsigned int seq_next;
 static int wire_tos = INCNN_DEFAULT_WIRE_TOS;
@@ -115,36 +128,59 @@ static unsigned long csum_add(unsigned long sum, const u8 *p, size_t len)
 	return sum;
 }
 
-/* Send one segment whose payload is @pl; @bad_csum corrupts the checksum. */
-static int inject(const u8 *pl, size_t len, unsigned int seq, int bad_csum)
+/*
+ * Send one segment: from us to the peer with payload @pl and the frame
+ * option (@synack 0), or from the peer to us as a SYN-ACK with the
+ * capability option and no payload (@synack 1, @ack acknowledges).
+ * @bad_csum corrupts the checksum.
+ */
+static int send_seg(const u8 *pl, size_t len, unsigned int seq,
+		    unsigned int ack, int synack, int bad_csum)
 {
-	static u8 pkt[20 + 20 + 65536];
+	static u8 pkt[20 + 28 + 65536];
 	struct iphdr *iph = (struct iphdr *)pkt;
 	struct tcphdr *th = (struct tcphdr *)(pkt + 20);
+	const struct sockaddr_in *from = synack ? &peer : &local;
+	const struct sockaddr_in *to = synack ? &local : &peer;
+	size_t olen = synack ? INCNN_TCPOPT_LEN : INCNN_TCPOPT_FRAME_LEN;
+	size_t tlen = 20 + olen + len;
+	u8 *opt = pkt + 40;
 	unsigned long sum;
 	u8 pseudo[12];
-	size_t tlen = 20 + len;
 
-	memset(pkt, 0, 40);
+	memset(pkt, 0, 40 + olen);
 	iph->version = 4;
 	iph->ihl = 5;
-	iph->tos = wire_tos;
+	iph->tos = synack ? 0 : wire_tos;
 	iph->tot_len = htons(20 + tlen);
 	iph->id = htons(ip_id++);
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = 64;
 	iph->protocol = IPPROTO_TCP;
-	iph->saddr = local.sin_addr.s_addr;
-	iph->daddr = peer.sin_addr.s_addr;
-	th->source = local.sin_port;
-	th->dest = peer.sin_port;
+	iph->saddr = from->sin_addr.s_addr;
+	iph->daddr = to->sin_addr.s_addr;
+	th->source = from->sin_port;
+	th->dest = to->sin_port;
 	th->seq = htonl(seq);
-	th->ack_seq = 0;
-	th->doff = 5;
+	th->ack_seq = htonl(ack);
+	th->doff = (20 + olen) / 4;
 	th->ack = 1;
-	th->psh = 1;
+	th->syn = synack;
+	th->psh = !synack;
 	th->window = htons(1024);
-	memcpy(pkt + 40, pl, len);
+	opt[0] = INCNN_TCPOPT_KIND;
+	opt[1] = olen;
+	if (synack) {
+		opt[2] = INCNN_TCPOPT_EXID >> 8;
+		opt[3] = INCNN_TCPOPT_EXID & 0xff;
+		opt[4] = 1 << INCNN_FRAME_VERSION;
+		opt[6] = 0xff;
+		opt[7] = 0xfe;
+	} else {
+		opt[2] = INCNN_TCPOPT_FRAME_EXID >> 8;
+		opt[3] = INCNN_TCPOPT_FRAME_EXID & 0xff;
+	}
+	memcpy(pkt + 40 + olen, pl, len);
 
 	memcpy(pseudo, &iph->saddr, 4);
 	memcpy(pseudo + 4, &iph->daddr, 4);
@@ -158,11 +194,17 @@ static int inject(const u8 *pl, size_t len, unsigned int seq, int bad_csum)
 	if (bad_csum)
 		th->check ^= htons(0x0101);
 
-	if (sendto(raw_fd, pkt, 20 + tlen, 0, (struct sockaddr *)&peer,
-		   sizeof(peer)) != (ssize_t)(20 + tlen))
+	if (sendto(raw_fd, pkt, 20 + tlen, 0, (const struct sockaddr *)to,
+		   sizeof(*to)) != (ssize_t)(20 + tlen))
 		return fail("sendto (raw)");
 	injected++;
 	return 0;
+}
+
+/* A frame from us to the peer, with the frame option. */
+static int inject(const u8 *pl, size_t len, unsigned int seq, int bad_csum)
+{
+	return send_seg(pl, len, seq, 0, 0, bad_csum);
 }
 
 /*
@@ -174,7 +216,7 @@ static int classify(const u8 *frame, size_t len)
 {
 	struct incnn_frame_info fi;
 
-	return incnn_frame_decode(frame, len, decode_buf, 65535 - 40, &fi);
+	return incnn_frame_decode(frame, len, decode_buf, recv_cap, &fi);
 }
 
 /* Inject a frame the receiver must drop with reason @want (checked here). */
@@ -377,23 +419,67 @@ static int random_cases(int count)
 	return 0;
 }
 
-/* Valid frames: one with a bad TCP checksum, one long acknowledged. */
-static int valid_cases(const u8 *data, size_t avail)
+/* A valid frame of (up to) 1448 bytes of @data, into @f. */
+static ssize_t valid_1448(const u8 *data, size_t avail, u8 *f, size_t cap)
 {
 	const struct incnn_codec *inc = incnn_codec_get(INCNN_CODEC_INCEPTIONN);
-	static u8 f[4096];
 	size_t n = avail < 1448 ? avail & ~3u : 1448;
-	ssize_t len = valid_frame(inc, 10, data, n, f, sizeof(f));
+	ssize_t len = valid_frame(inc, 10, data, n, f, cap);
 
 	if (len <= 0 || classify(f, len) != INCNN_FRAME_OK) {
 		errno = EINVAL;
-		return fail("valid frame");
+		return -1;
 	}
+	return len;
+}
+
+/* A valid frame with a bad TCP checksum. */
+static int valid_cases(const u8 *data, size_t avail)
+{
+	static u8 f[4096];
+	ssize_t len = valid_1448(data, avail, f, sizeof(f));
+
+	if (len < 0)
+		return fail("valid frame");
 	expect_csum++;
-	if (inject(f, len, seq_next, 1))
+	return inject(f, len, seq_next, 1);
+}
+
+static unsigned long expect_window;
+
+/*
+ * Valid frames TCP would not take (long acknowledged, beyond the window)
+ * and one at the next sequence number restoring more than the MSS.
+ */
+static int window_cases(const u8 *data, size_t avail)
+{
+	const struct incnn_codec *lz4 = incnn_codec_get(INCNN_CODEC_LZ4);
+	static u8 f[8192], zeros[4000];
+	ssize_t len = valid_1448(data, avail, f, sizeof(f));
+
+	if (len < 0)
+		return fail("valid frame");
+	expect_window += 2;
+	if (inject(f, len, seq_next - (1u << 20), 0) ||
+	    inject(f, len, seq_next + (1u << 30), 0))
 		return 1;
-	expect[INCNN_FRAME_OK]++;
-	return inject(f, len, seq_next - (1u << 20), 0);
+	len = valid_frame(lz4, 0, zeros, sizeof(zeros), f, sizeof(f));
+	if (len < 12) {
+		errno = EINVAL;
+		return fail("lz4 encode (4000 bytes)");
+	}
+	return bad("orig_len beyond the MSS", f, len, INCNN_FRAME_ERR_LENGTH);
+}
+
+/* SYN-ACKs with the capability option at our established connection. */
+static int spoof_cases(int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		if (send_seg(NULL, 0, rnd(), i ? rnd() : isn + 1, 1, 0))
+			return 1;
+	return 0;
 }
 
 /* The next sequence number to send, read in TCP repair mode. */
@@ -417,12 +503,13 @@ int main(int argc, char **argv)
 {
 	const char *addr = NULL;
 	int port = 0, tos = INCNN_DEFAULT_TOS, nrandom = 200, opt, fd, f, i;
+	int window = 0, spoof = 0;
 	socklen_t sl = sizeof(local);
 	size_t half;
 	struct stat st;
 	u8 *buf;
 
-	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:M:WS:")) != -1) {
 		switch (opt) {
 		case 'c':
 			addr = optarg;
@@ -442,12 +529,22 @@ int main(int argc, char **argv)
 		case 's':
 			rng_state ^= strtoull(optarg, NULL, 0) * 0x2545f4914f6cdd1dull;
 			break;
+		case 'M':
+			if ((unsigned int)atoi(optarg) < recv_cap)
+				recv_cap = atoi(optarg);
+			break;
+		case 'W':
+			window = 1;
+			break;
+		case 'S':
+			spoof = atoi(optarg);
+			break;
 		default:
 			return 2;
 		}
 	}
 	if (optind != argc - 1 || !addr || port <= 0) {
-		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] IN\n");
+		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] [-M MSS] [-W | -S COUNT] IN\n");
 		return 2;
 	}
 
@@ -487,9 +584,17 @@ int main(int argc, char **argv)
 		seq_next = rnd();
 	}
 
-	if (fixed_cases(buf, half) || random_cases(nrandom) ||
-	    valid_cases(buf, half))
+	isn = seq_next - half - 1;
+	if (spoof) {
+		if (spoof_cases(spoof))
+			return 1;
+	} else if (window) {
+		if (window_cases(buf, half))
+			return 1;
+	} else if (fixed_cases(buf, half) || random_cases(nrandom) ||
+		   valid_cases(buf, half)) {
 		return 1;
+	}
 
 	if (send_all(fd, buf + half, st.st_size - half))
 		return fail("second half");
@@ -502,6 +607,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < __INCNN_FRAME_ERR_MAX; i++)
 		printf("%s %lu\n", reason_name[i], expect[i]);
 	printf("rx_drop_csum %lu\n", expect_csum);
+	printf("rx_out_of_window %lu\n", expect_window);
 	printf("injected %lu\n", injected);
 	printf("skipped_valid %lu\n", skipped);
 	free(buf);

@@ -11,6 +11,13 @@
  *	before connect, -m after sends the first N bytes (-P) unmarked,
  *	waits until the peer acknowledged them (SIOCOUTQ == 0) and only
  *	then sets the ToS.
+ *   incnn_xfer serve [-b ADDR] -p PORT [-T TOS] [-n COUNT] IN
+ *	accept COUNT connections (default 1) one after the other and send
+ *	IN on each (-T: marked), then close it after the peer did: the
+ *	server side, not the client, keeps the tuple in TIME_WAIT
+ *   incnn_xfer fetch -c ADDR -p PORT -B LPORT OUT
+ *	connect from local port LPORT (SO_REUSEADDR) and write everything
+ *	received to OUT
  *
  * Exit status 0 on success, 1 on a failure (one line on stderr).
  */
@@ -129,18 +136,106 @@ static int do_recv(const char *addr, int port, int tos, const char *out)
 	return 0;
 }
 
+/* Read everything from @fd into the file @out. */
+static int read_to(int fd, const char *out)
+{
+	static char buf[1 << 16];
+	ssize_t n;
+	int f;
+
+	f = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (f < 0)
+		return fail(out);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(f, buf, n) != n)
+			return fail(out);
+	if (n < 0)
+		return fail("read");
+	if (close(f))
+		return fail(out);
+	return 0;
+}
+
+static int do_serve(const char *addr, int port, int tos, long count,
+		    const char *in)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int one = 1, lfd, fd, f;
+	struct stat st;
+	char *buf;
+	long i;
+
+	f = open(in, O_RDONLY);
+	if (f < 0 || fstat(f, &st))
+		return fail(in);
+	buf = malloc(st.st_size + 1);
+	if (!buf || read(f, buf, st.st_size) != st.st_size)
+		return fail(in);
+	close(f);
+	sa.sin_port = htons(port);
+	if (addr && inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return fail(addr);
+	}
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
+		return fail("listen");
+	for (i = 0; i < count; i++) {
+		fd = accept(lfd, NULL, NULL);
+		if (fd < 0)
+			return fail("accept");
+		if (tos >= 0 && set_tos(fd, tos))
+			return fail("IP_TOS");
+		if (send_all(fd, buf, st.st_size) || shutdown(fd, SHUT_WR))
+			return fail("send");
+		while (read(fd, buf, 1) > 0)
+			;
+		close(fd);
+	}
+	close(lfd);
+	free(buf);
+	return 0;
+}
+
+static int do_fetch(const char *addr, int port, int lport, const char *out)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in la = { .sin_family = AF_INET };
+	int one = 1, fd;
+
+	sa.sin_port = htons(port);
+	la.sin_port = htons(lport);
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return fail(addr);
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&la, sizeof(la)))
+		return fail("bind");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return fail("connect");
+	if (read_to(fd, out))
+		return 1;
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = NULL;
-	int port = 0, tos = -1, after = 0, opt;
-	long pre = 0;
+	int port = 0, tos = -1, after = 0, lport = 0, opt;
+	long pre = 0, count = 1;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: incnn_xfer send|recv ...\n");
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:n:B:")) != -1) {
 		switch (opt) {
 		case 'b':
 		case 'c':
@@ -158,6 +253,12 @@ int main(int argc, char **argv)
 		case 'm':
 			after = !strcmp(optarg, "after");
 			break;
+		case 'n':
+			count = atol(optarg);
+			break;
+		case 'B':
+			lport = atoi(optarg);
+			break;
 		default:
 			return 2;
 		}
@@ -170,6 +271,10 @@ int main(int argc, char **argv)
 		return do_send(addr, port, tos, pre, after, argv[optind]);
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(addr, port, tos, argv[optind]);
+	if (!strcmp(argv[1], "serve"))
+		return do_serve(addr, port, tos, count, argv[optind]);
+	if (!strcmp(argv[1], "fetch") && addr && lport > 0)
+		return do_fetch(addr, port, lport, argv[optind]);
 	fprintf(stderr, "incnn_xfer: bad arguments\n");
 	return 2;
 }

@@ -3,14 +3,15 @@
 #
 # malformed.sh - crafted frames injected with a raw socket (incnn_inject)
 # into an established flow that the receiver offered rx to, with the
-# flow's own addresses, ports and next sequence number and the wire ToS:
-# short, bad version/flags, unknown codec, bad parameter, inconsistent
-# lengths, bad bodies, random frames and payloads, and a valid frame with
-# a bad TCP checksum. Every one is dropped and counted under the drop
-# reason the userspace decoder gives it; a valid frame with an old
-# sequence number is decoded (rx_frames) and then ignored by TCP. The
-# stream around the injection arrives exactly as predicted, and the
-# sender's flow is not disturbed by the raw packets it sent.
+# flow's own addresses, ports and next sequence number, the wire ToS and
+# the frame option: short, bad version/flags, unknown codec, bad
+# parameter, inconsistent lengths (orig_len beyond the receiver's MSS
+# included), bad bodies, random frames and payloads, and a valid frame
+# with a bad TCP checksum. Every one is dropped and counted under the
+# drop reason the userspace decoder gives it (with the receiver's MSS,
+# 1460 on this veth). The stream around the injection arrives exactly as
+# predicted, and the sender's flow is not disturbed by the raw packets it
+# sent. (Valid frames outside the receive window: window.sh.)
 
 . "$(dirname "$0")/lib.sh"
 
@@ -18,6 +19,8 @@ ktap_header "malformed frames"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
 
+incctl "$NS_A" rule add tos 0x28 codec inceptionn bound 2^-10 ||
+	fail "rule add tos 0x28 inceptionn 2^-10"
 gen_floats "$TMP/f.bin" 100000 71 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
@@ -29,7 +32,7 @@ timeout 60 nsenter --net="/run/netns/$NS_B" \
 rpid=$!
 wait_listen "$NS_B" "$PORT" || fail "receiver listens"
 timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" "$TMP/f.bin" \
+	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" -M 1460 "$TMP/f.bin" \
 	>"$TMP/expect" 2>"$TMP/inject.err"
 irc=$?
 wait $rpid

@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# inband.sh - frames are recognised by their TCP option, never by DSCP.
+# Sender A -> router R -> receiver B; R rewrites DSCP with nftables (as a
+# router, vSwitch or tc action at a domain boundary may, RFC 2474):
+#  - R bleaches every forwarded packet to DSCP 0: the marked transfer
+#    still arrives exactly as the roundtrip predicts (B decoded frames);
+#  - R leaves DSCP alone, B uses another wire DSCP than A: the same;
+#  - R re-marks unmarked traffic to A's and B's wire DSCP: the unmarked
+#    transfer arrives as sent, nothing is parsed or dropped, no stall;
+#  - A's wire DSCP is changed while a marked transfer runs: harmless.
+# R runs incnn too (the module is global): it leaves forwarded frames
+# alone. Every transfer is killed after $XFER_TIMEOUT seconds (a stall
+# fails the test).
+
+. "$(dirname "$0")/lib.sh"
+
+ktap_header "in-band framing: DSCP rewritten on the path"
+load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
+
+NS_A=incnn-$TAG-a
+NS_R=incnn-$TAG-r
+NS_B=incnn-$TAG-b
+ADDR_A=10.69.$SUBNET.1
+ADDR_RA=10.69.$SUBNET.254
+ADDR_RB=10.70.$SUBNET.254
+ADDR_B=10.70.$SUBNET.2
+if ! { new_ns "$NS_A" && new_ns "$NS_R" && new_ns "$NS_B" &&
+	veth_pair "$NS_A" va "$ADDR_A/24" "$NS_R" ra "$ADDR_RA/24" &&
+	veth_pair "$NS_R" rb "$ADDR_RB/24" "$NS_B" vb "$ADDR_B/24" &&
+	ip -n "$NS_A" route add default via "$ADDR_RA" &&
+	ip -n "$NS_B" route add default via "$ADDR_RB" &&
+	nsx "$NS_R" sysctl -qw net.ipv4.ip_forward=1 &&
+	wait_ping "$NS_A" "$ADDR_B"; }; then
+	fail "namespaces, veth, routes"
+	ktap_finish
+	exit 1
+fi
+XFER_TIMEOUT=40
+
+# the rule this test needs, whatever the module installed at load
+incctl "$NS_A" rule add tos 0x28 codec inceptionn bound 2^-10 ||
+	fail "rule add tos 0x28 inceptionn 2^-10"
+gen_floats "$TMP/f.bin" 100000 31 1e-1
+predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
+
+# router_dscp NFT-RULE: R's forward chain is this one rule ("" for none)
+router_dscp() {
+	nsx "$NS_R" nft delete table ip incnn_dscp 2>/dev/null
+	[ -n "$1" ] || return 0
+	nsx "$NS_R" nft -f - <<EOF
+table ip incnn_dscp {
+	chain pathmark {
+		type filter hook forward priority filter; policy accept;
+		$1
+	}
+}
+EOF
+}
+
+# marked NAME: a marked transfer A -> B, bytes as predicted, B decoded
+marked() {
+	local name=$1 st fr dr
+	incctl "$NS_B" stats reset
+	if ! xfer "$name" "$TMP/f.bin" -T 0x28; then
+		fail "$name: transfer completes"
+		return
+	fi
+	if st=$(same "$TMP/want" "$TMP/$name.out"); then
+		ok "$name: received bytes = roundtrip prediction"
+	else
+		fail "$name: received bytes = roundtrip prediction" "$st"
+	fi
+	fr=$(counter "$NS_B" rx_frames)
+	dr=$(jnum "$(kstats "$NS_B")" rx_dropped)
+	if [ "$fr" -ge 1 ] && [ "$dr" = 0 ]; then
+		ok "$name: receiver decoded $fr frames, dropped nothing"
+	else
+		fail "$name: receiver rx_frames $fr (want >= 1), rx_dropped $dr (want 0)"
+	fi
+}
+
+# 1. DSCP bleached to 0 on the path
+if router_dscp "ip dscp set 0 counter"; then
+	marked bleached
+	n=$(nsx "$NS_R" nft list chain ip incnn_dscp pathmark | grep -o 'packets [0-9]*' | head -n 1)
+	info "router rewrote: $n"
+else
+	fail "router: nft ip dscp set 0"
+fi
+router_dscp ""
+rf=$(counter "$NS_R" rx_frames)
+rd=$(jnum "$(kstats "$NS_R")" rx_dropped)
+if [ "$rf" = 0 ] && [ "$rd" = 0 ]; then
+	ok "router: forwarded frames left alone (rx_frames 0, rx_dropped 0)"
+else
+	fail "router: forwarded frames left alone" "rx_frames $rf rx_dropped $rd"
+fi
+
+# 2. different wire DSCPs on the two hosts
+if incctl "$NS_B" set wire-dscp 12; then
+	marked wire-dscp-differs
+else
+	fail "receiver: set wire-dscp 12"
+fi
+incctl "$NS_B" set wire-dscp 11
+
+# 3. unmarked traffic re-marked to the wire DSCP (11) on the path
+if router_dscp "ip dscp 0 ip dscp set 11 counter"; then
+	incctl "$NS_B" stats reset
+	if xfer remarked "$TMP/f.bin"; then
+		if st=$(same "$TMP/f.bin" "$TMP/remarked.out"); then
+			ok "re-marked unmarked traffic: received bytes = original, no stall"
+		else
+			fail "re-marked unmarked traffic: received bytes = original" "$st"
+		fi
+	else
+		fail "re-marked unmarked traffic: transfer completes (no stall)"
+	fi
+	s=$(kstats "$NS_B")
+	if [ "$(jnum "$s" rx_frames)" = 0 ] && [ "$(jnum "$s" rx_dropped)" = 0 ]; then
+		ok "re-marked unmarked traffic: nothing parsed, nothing dropped"
+	else
+		fail "re-marked unmarked traffic: nothing parsed, nothing dropped" \
+			"rx_frames $(jnum "$s" rx_frames) rx_dropped $(jnum "$s" rx_dropped)"
+	fi
+else
+	fail "router: nft ip dscp set 11"
+fi
+router_dscp ""
+
+# 4. the sender's wire DSCP changed during a transfer
+gen_floats "$TMP/big.bin" 400000 32 1e-1
+predict "$TMP/want-big" "$TMP/big.bin" 0 inceptionn --bound 2^-10
+(
+	nap 0.5
+	incctl "$NS_A" set wire-dscp 20
+	nap 0.5
+	incctl "$NS_A" set wire-dscp 11
+) &
+live=$!
+if xfer live-dscp "$TMP/big.bin" -T 0x28; then
+	if st=$(same "$TMP/want-big" "$TMP/live-dscp.out"); then
+		ok "wire DSCP changed during a transfer: bytes as predicted"
+	else
+		fail "wire DSCP changed during a transfer: bytes as predicted" "$st"
+	fi
+else
+	fail "wire DSCP changed during a transfer: transfer completes"
+fi
+wait $live
+
+ktap_finish

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# window.sh - work before validation: valid frames the receiving socket
+# would not take are not decoded. On an established flow that B offered
+# rx to, incnn_inject -W sends, with the flow's addresses, ports and the
+# frame option: a valid frame far in the past and one far beyond the
+# receive window (counted as rx_out_of_window, emptied and handed to TCP,
+# which answers them as any out-of-window segment; never decoded), and
+# a valid frame at the next sequence number that would restore more than
+# the MSS B advertised (rx_drop_length). The stream around them arrives
+# exactly as predicted and no injected frame is decoded.
+
+. "$(dirname "$0")/lib.sh"
+
+ktap_header "frames outside the receive window or beyond the MSS"
+load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
+setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
+incctl "$NS_A" rule add tos 0x28 codec inceptionn bound 2^-10 ||
+	fail "rule add tos 0x28 inceptionn 2^-10"
+
+gen_floats "$TMP/f.bin" 100000 51 1e-1
+predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
+incctl "$NS_A" stats reset
+incctl "$NS_B" stats reset
+
+next_port
+timeout 60 nsenter --net="/run/netns/$NS_B" \
+	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/w.out" &
+rpid=$!
+wait_listen "$NS_B" "$PORT" || fail "receiver listens"
+# veth MTU 1500: B advertises MSS 1460
+timeout 60 nsenter --net="/run/netns/$NS_A" \
+	"$INJECT" -c "$ADDR_B" -p "$PORT" -W -M 1460 "$TMP/f.bin" \
+	>"$TMP/expect" 2>"$TMP/inject.err"
+irc=$?
+wait $rpid
+rrc=$?
+if [ $irc = 0 ] && [ $rrc = 0 ]; then
+	ok "injection: $(sed -n 's/^injected //p' "$TMP/expect") valid frames"
+else
+	fail "injection" "injector $irc receiver $rrc" "$(cat "$TMP/inject.err")"
+fi
+if st=$(same "$TMP/want" "$TMP/w.out"); then
+	ok "stream around the injection: bytes as predicted"
+else
+	fail "stream around the injection: bytes as predicted" "$st"
+fi
+
+sb=$(kstats "$NS_B")
+real=$(jnum "$(kstats "$NS_A")" tx_framed)
+for name in rx_out_of_window rx_drop_length rx_frames; do
+	want=$(sed -n "s/^$name //p" "$TMP/expect")
+	[ "$name" = rx_frames ] && want=$((want + real))
+	got=$(jnum "$sb" "$name")
+	if [ "$got" = "$want" ]; then
+		ok "$name: $got"
+	else
+		fail "$name: ${got:-missing} (want $want)"
+	fi
+done
+
+ktap_finish
