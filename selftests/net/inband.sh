@@ -9,7 +9,8 @@
 #  - R leaves DSCP alone, B uses another wire DSCP than A: the same;
 #  - R re-marks unmarked traffic to A's and B's wire DSCP: the unmarked
 #    transfer arrives as sent, nothing is parsed or dropped, no stall;
-#  - A's wire DSCP is changed while a marked transfer runs: harmless.
+#  - both hosts' wire DSCPs are changed while a marked transfer runs:
+#    harmless.
 # R runs incnn too (the module is global): it leaves forwarded frames
 # alone. Every transfer is killed after $XFER_TIMEOUT seconds (a stall
 # fails the test).
@@ -130,25 +131,30 @@ else
 fi
 router_dscp ""
 
-# 4. the sender's wire DSCP changed during a transfer
+# 4. both hosts' wire DSCPs changed during a transfer (R's link to B
+# limited to 8 Mbit/s: the transfer takes about 2 s)
+nsx "$NS_R" tc qdisc add dev rb root netem rate 8mbit limit 1000 ||
+	fail "router: netem rate 8mbit"
 gen_floats "$TMP/big.bin" 400000 32 1e-1
 predict "$TMP/want-big" "$TMP/big.bin" 0 inceptionn --bound 2^-10
 (
 	nap 0.5
-	incctl "$NS_A" set wire-dscp 20
+	incctl "$NS_B" set wire-dscp 30
 	nap 0.5
-	incctl "$NS_A" set wire-dscp 11
+	incctl "$NS_A" set wire-dscp 20
 ) &
 live=$!
 if xfer live-dscp "$TMP/big.bin" -T 0x28; then
 	if st=$(same "$TMP/want-big" "$TMP/live-dscp.out"); then
-		ok "wire DSCP changed during a transfer: bytes as predicted"
+		ok "wire DSCPs changed during a transfer: bytes as predicted"
 	else
-		fail "wire DSCP changed during a transfer: bytes as predicted" "$st"
+		fail "wire DSCPs changed during a transfer: bytes as predicted" "$st"
 	fi
 else
-	fail "wire DSCP changed during a transfer: transfer completes"
+	fail "wire DSCPs changed during a transfer: transfer completes"
 fi
 wait $live
+info "wire DSCPs now: A $(incctl "$NS_A" -j show | grep -o '"wire_dscp": *[0-9]*')," \
+	"B $(incctl "$NS_B" -j show | grep -o '"wire_dscp": *[0-9]*')"
 
 ktap_finish

@@ -31,8 +31,9 @@
  *
  * -S COUNT (spoof) instead injects COUNT SYN-ACKs from the peer to the
  * connection, established by then, each with the capability option
- * offering every codec: the one acknowledging our SYN, and others with
- * random numbers. The sender must not believe any of them.
+ * offering every codec, in the current and the earlier 4-byte form: two
+ * acknowledging our SYN, the others with random numbers. The sender
+ * must not believe any of them.
  *
  * Prints, on stdout, one line per counter the receiver must have
  * incremented: "rx_drop_short 3", ... "rx_frames 1", and "injected N".
@@ -131,7 +132,8 @@ static unsigned long csum_add(unsigned long sum, const u8 *p, size_t len)
 /*
  * Send one segment: from us to the peer with payload @pl and the frame
  * option (@synack 0), or from the peer to us as a SYN-ACK with the
- * capability option and no payload (@synack 1, @ack acknowledges).
+ * capability option and no payload (@synack 2: 8-byte form, 3: the
+ * 4-byte form of earlier releases; @ack acknowledges).
  * @bad_csum corrupts the checksum.
  */
 static int send_seg(const u8 *pl, size_t len, unsigned int seq,
@@ -142,7 +144,7 @@ static int send_seg(const u8 *pl, size_t len, unsigned int seq,
 	struct tcphdr *th = (struct tcphdr *)(pkt + 20);
 	const struct sockaddr_in *from = synack ? &peer : &local;
 	const struct sockaddr_in *to = synack ? &local : &peer;
-	size_t olen = synack ? INCNN_TCPOPT_LEN : INCNN_TCPOPT_FRAME_LEN;
+	size_t olen = synack ? 8 : INCNN_TCPOPT_FRAME_LEN;
 	size_t tlen = 20 + olen + len;
 	u8 *opt = pkt + 40;
 	unsigned long sum;
@@ -165,17 +167,21 @@ static int send_seg(const u8 *pl, size_t len, unsigned int seq,
 	th->ack_seq = htonl(ack);
 	th->doff = (20 + olen) / 4;
 	th->ack = 1;
-	th->syn = synack;
+	th->syn = !!synack;
 	th->psh = !synack;
 	th->window = htons(1024);
 	opt[0] = INCNN_TCPOPT_KIND;
 	opt[1] = olen;
 	if (synack) {
+		/* odd: the 4-byte form of earlier releases, then 2 NOPs */
+		opt[1] = synack & 1 ? INCNN_TCPOPT_LEN_V1 : INCNN_TCPOPT_LEN;
 		opt[2] = INCNN_TCPOPT_EXID >> 8;
 		opt[3] = INCNN_TCPOPT_EXID & 0xff;
 		opt[4] = 1 << INCNN_FRAME_VERSION;
 		opt[6] = 0xff;
 		opt[7] = 0xfe;
+		if (synack & 1)
+			memset(opt + 4, 1, 4);
 	} else {
 		opt[2] = INCNN_TCPOPT_FRAME_EXID >> 8;
 		opt[3] = INCNN_TCPOPT_FRAME_EXID & 0xff;
@@ -477,7 +483,8 @@ static int spoof_cases(int count)
 	int i;
 
 	for (i = 0; i < count; i++)
-		if (send_seg(NULL, 0, rnd(), i ? rnd() : isn + 1, 1, 0))
+		if (send_seg(NULL, 0, rnd(), i < 2 ? isn + 1 : rnd(),
+			     2 + (i & 1), 0))
 			return 1;
 	return 0;
 }
