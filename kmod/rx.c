@@ -316,7 +316,7 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 	err = incnn_frame_parse(skb->data + hlen, plen, &fi);
 	if (err)
 		goto bad;
-	if (!(BIT(fi.codec) & f->rx_codecs)) {
+	if (!(BIT(fi.codec) & READ_ONCE(f->rx_codecs))) {
 		err = INCNN_FRAME_ERR_CODEC;	/* not what we offered */
 		goto bad;
 	}
@@ -366,7 +366,7 @@ bad:
  * (never deliver a frame undecoded), else forwarded traffic, not ours.
  */
 static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
-			     const struct sk_buff *skb)
+			     struct sk_buff *skb, unsigned int hook)
 {
 	struct sock *sk;
 
@@ -376,7 +376,9 @@ static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
 			return false;
 		sock_gen_put(sk);
 	}
-	incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOT_OFFERED);
+	incnn_stat_inc(in, rx_csum_ok(skb, hook) ?
+			   INCNN_STAT_RX_DROP_NOT_OFFERED :
+			   INCNN_STAT_RX_DROP_CSUM);
 	return true;
 }
 
@@ -412,7 +414,8 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	if (opt < 0)
 		return NF_ACCEPT;
 	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_OFFERED))
-		return rx_frame_foreign(in, f, skb) ? NF_DROP : NF_ACCEPT;
+		return rx_frame_foreign(in, f, skb, state->hook) ?
+		       NF_DROP : NF_ACCEPT;
 	return rx_frame(in, f, skb, state->hook, opt) ? NF_ACCEPT : NF_DROP;
 }
 
