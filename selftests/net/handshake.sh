@@ -6,7 +6,8 @@
 #    without incnn). While A's marked connection to B is established,
 #    incnn_inject sprays SYN-ACKs "from B" carrying the option at it (one
 #    acknowledging A's SYN, others random). A must not believe them: B
-#    receives the original bytes, A frames nothing.
+#    receives the original bytes, A frames nothing. Valid frames injected
+#    toward B with the frame option are dropped: B did not offer rx.
 #  - SYN cookies and a reused tuple: B serves a marked stream to A, who
 #    fetches it from one fixed local port, first with a normal handshake
 #    (compressed, as predicted), then with net.ipv4.tcp_syncookies=2 on B
@@ -36,6 +37,7 @@ predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 # --- 1. spoofed SYN-ACKs at an established flow -----------------------------
 incctl "$NS_B" set rx off
 incctl "$NS_A" stats reset
+incctl "$NS_B" stats reset
 next_port
 timeout 60 nsenter --net="/run/netns/$NS_B" \
 	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/spoof.out" &
@@ -64,6 +66,13 @@ if [ "$(jnum "$s" tx_framed)" = 0 ] && [ "$(jnum "$s" tx_raw_no_peer)" -ge 1 ]; 
 else
 	fail "spoofed SYN-ACKs: sender framed nothing" \
 		"tx_framed $(jnum "$s" tx_framed) tx_raw_no_peer $(jnum "$s" tx_raw_no_peer)"
+fi
+nof=$(counter "$NS_B" rx_drop_not_offered)
+want=$(sed -n 's/^rx_drop_not_offered //p' "$TMP/spoof.expect")
+if [ "$nof" = "$want" ]; then
+	ok "frames to the peer that did not offer rx: dropped (rx_drop_not_offered $nof)"
+else
+	fail "frames to the peer that did not offer rx: rx_drop_not_offered ${nof:-missing} (want $want)"
 fi
 incctl "$NS_B" set rx on
 

@@ -33,7 +33,9 @@
  * connection, established by then, each with the capability option
  * offering every codec, in the current and the earlier 4-byte form: two
  * acknowledging our SYN, the others with random numbers. The sender
- * must not believe any of them.
+ * must not believe any of them. Then 5 valid frames at the next sequence
+ * number, with the frame option: the peer, which did not offer rx, must
+ * drop them (rx_drop_not_offered).
  *
  * Prints, on stdout, one line per counter the receiver must have
  * incremented: "rx_drop_short 3", ... "rx_frames 1", and "injected N".
@@ -477,15 +479,30 @@ static int window_cases(const u8 *data, size_t avail)
 	return bad("orig_len beyond the MSS", f, len, INCNN_FRAME_ERR_LENGTH);
 }
 
-/* SYN-ACKs with the capability option at our established connection. */
-static int spoof_cases(int count)
+static unsigned long expect_not_offered;
+
+/*
+ * SYN-ACKs with the capability option at our established connection,
+ * then valid frames to the peer, which did not offer rx.
+ */
+static int spoof_cases(int count, const u8 *data, size_t avail)
 {
+	static u8 f[4096];
+	ssize_t len;
 	int i;
 
 	for (i = 0; i < count; i++)
 		if (send_seg(NULL, 0, rnd(), i < 2 ? isn + 1 : rnd(),
 			     2 + (i & 1), 0))
 			return 1;
+	len = valid_1448(data, avail, f, sizeof(f));
+	if (len < 0)
+		return fail("valid frame");
+	for (i = 0; i < 5; i++) {
+		expect_not_offered++;
+		if (inject(f, len, seq_next, 0))
+			return 1;
+	}
 	return 0;
 }
 
@@ -593,7 +610,7 @@ int main(int argc, char **argv)
 
 	isn = seq_next - half - 1;
 	if (spoof) {
-		if (spoof_cases(spoof))
+		if (spoof_cases(spoof, buf, half))
 			return 1;
 	} else if (window) {
 		if (window_cases(buf, half))
@@ -615,6 +632,7 @@ int main(int argc, char **argv)
 		printf("%s %lu\n", reason_name[i], expect[i]);
 	printf("rx_drop_csum %lu\n", expect_csum);
 	printf("rx_out_of_window %lu\n", expect_window);
+	printf("rx_drop_not_offered %lu\n", expect_not_offered);
 	printf("injected %lu\n", injected);
 	printf("skipped_valid %lu\n", skipped);
 	free(buf);
