@@ -35,17 +35,48 @@ static int load(const char *name, unsigned char **buf, size_t *len)
 
 	if (fd < 0 || fstat(fd, &st)) {
 		fprintf(stderr, "incnn-cmp: %s: cannot open\n", name);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	*len = st.st_size;
 	*buf = malloc(*len + 1);
 	if (!*buf || tu_read_full(fd, *buf, *len) != (ssize_t)*len) {
 		fprintf(stderr, "incnn-cmp: %s: cannot read\n", name);
+		free(*buf);
 		close(fd);
 		return -1;
 	}
 	close(fd);
 	return 0;
+}
+
+#define USAGE	"usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n"
+
+static void usage(void)
+{
+	fputs(USAGE
+"Compare two files of little-endian fp32 values, value by value.\n"
+"\n"
+"Compares the common prefix of EXPECTED and GOT (after --skip bytes) and\n"
+"prints how many bytes were compared, how many values differ, and the\n"
+"largest and mean absolute difference over the finite values.\n"
+"\n"
+"options:\n"
+"  -s, --skip BYTES  ignore the first BYTES bytes of both files\n"
+"  -r, --pieces      GOT need only consist of 4-byte aligned pieces of\n"
+"                    EXPECTED, in any order (what iperf3 -F delivers);\n"
+"                    bytes_differ counts the bytes of GOT in no such piece\n"
+"  -j, --json        one JSON object instead of the text line\n"
+"  -h, --help        this help\n"
+"\n"
+"exit status:\n"
+"  0  the compared bytes are identical and the files have the same length\n"
+"     (--pieces: every byte of GOT is in a piece of EXPECTED)\n"
+"  1  a file cannot be read (or is too short for --pieces)\n"
+"  2  bad arguments\n"
+"  3  the values differ, or the lengths do (--pieces: some bytes of GOT\n"
+"     are in no piece of EXPECTED)\n", stdout);
 }
 
 #define WINDOW	32	/* bytes looked up at a time */
@@ -158,19 +189,23 @@ int main(int argc, char **argv)
 			resync = 1;
 			break;
 		case 'h':
-			printf("usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n");
+			usage();
 			return 0;
 		default:
-			fprintf(stderr, "incnn-cmp: usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n");
+			fputs("incnn-cmp: " USAGE, stderr);
 			return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "incnn-cmp: usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n");
+		fputs("incnn-cmp: " USAGE, stderr);
 		return 2;
 	}
-	if (load(argv[optind], &a, &la) || load(argv[optind + 1], &b, &lb))
+	if (load(argv[optind], &a, &la))
 		return 1;
+	if (load(argv[optind + 1], &b, &lb)) {
+		free(a);
+		return 1;
+	}
 
 	if (resync) {
 		c = cmp_pieces(a, la, b, lb, skip, json);
@@ -197,7 +232,7 @@ int main(int argc, char **argv)
 		if (d > maxerr)
 			maxerr = d;
 	}
-	if (memcmp(a + skip, b + skip, n - i))
+	if (memcmp(a + skip + i, b + skip + i, n - i))
 		differ++;
 
 	if (json)
