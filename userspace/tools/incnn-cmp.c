@@ -91,64 +91,111 @@ static uint64_t window_hash(const unsigned char *p)
 	return h;
 }
 
+/* EXPECTED's 4-byte aligned windows from @skip on, by hash */
+struct pindex {
+	const unsigned char *a;
+	size_t la, cap, *slot;
+};
+
+static int pindex_build(struct pindex *x, const unsigned char *a, size_t la,
+			size_t skip)
+{
+	size_t nw = (la - skip - WINDOW) / 4 + 1, i;
+
+	x->a = a;
+	x->la = la;
+	x->cap = 1;
+	while (x->cap < 2 * nw)
+		x->cap <<= 1;
+	x->slot = malloc(x->cap * sizeof(*x->slot));
+	if (!x->slot)
+		return -1;
+	for (i = 0; i < x->cap; i++)
+		x->slot[i] = SIZE_MAX;
+	for (i = skip; i + WINDOW <= la; i += 4) {
+		size_t h = window_hash(a + i) & (x->cap - 1);
+
+		while (x->slot[h] != SIZE_MAX &&
+		       memcmp(a + x->slot[h], a + i, WINDOW))
+			h = (h + 1) & (x->cap - 1);
+		if (x->slot[h] == SIZE_MAX)
+			x->slot[h] = i;
+	}
+	return 0;
+}
+
+/* where in EXPECTED the window at @p is (first position), or SIZE_MAX */
+static size_t pindex_find(const struct pindex *x, const unsigned char *p)
+{
+	size_t h = window_hash(p) & (x->cap - 1);
+
+	while (x->slot[h] != SIZE_MAX && memcmp(x->a + x->slot[h], p, WINDOW))
+		h = (h + 1) & (x->cap - 1);
+	return x->slot[h];
+}
+
 /*
- * GOT as pieces of EXPECTED: index EXPECTED's 4-byte aligned windows by
- * hash (first position wins), then cover GOT greedily.
+ * GOT as pieces of EXPECTED: a piece starts at a 4-byte aligned offset of
+ * EXPECTED and at any offset of GOT. Pieces of at least WINDOW bytes are
+ * found through the index and extended as far as they match; a shorter
+ * one counts when it equals the start of the piece after it, or (at the
+ * end of GOT) of the piece before it: iperf3 -F resends its buffer from
+ * the start after a partial write. Bytes in no piece differ.
  */
 static int cmp_pieces(const unsigned char *a, size_t la,
 		      const unsigned char *b, size_t lb, size_t skip, int json)
 {
-	size_t nw, cap = 1, i, pieces = 0, differ = 0;
-	size_t *slot;
+	size_t i, nh = 0, nhp = SIZE_MAX, last = SIZE_MAX, pieces = 0;
+	size_t differ = 0;
+	struct pindex x;
 
 	if (la < skip + WINDOW || lb < skip) {
 		fprintf(stderr, "incnn-cmp: files too short for --pieces\n");
 		return 1;
 	}
-	nw = (la - skip - WINDOW) / 4 + 1;
-	while (cap < 2 * nw)
-		cap <<= 1;
-	slot = malloc(cap * sizeof(*slot));
-	if (!slot) {
+	if (pindex_build(&x, a, la, skip)) {
 		fprintf(stderr, "incnn-cmp: out of memory\n");
 		return 1;
 	}
-	for (i = 0; i < cap; i++)
-		slot[i] = SIZE_MAX;
-	for (i = skip; i + WINDOW <= la; i += 4) {
-		size_t h = window_hash(a + i) & (cap - 1);
-
-		while (slot[h] != SIZE_MAX &&
-		       memcmp(a + slot[h], a + i, WINDOW))
-			h = (h + 1) & (cap - 1);
-		if (slot[h] == SIZE_MAX)
-			slot[h] = i;
-	}
-
 	for (i = skip; i < lb;) {
-		size_t h, p, k;
+		size_t k;
 
-		if (lb - i < WINDOW) {
-			/* short tail: it must continue the last piece */
-			differ += lb - i;
-			break;
+		/* nh: the next position >= i whose window is in EXPECTED */
+		if (nh < i || (nh == i && nhp == SIZE_MAX)) {
+			for (nh = i; nh + WINDOW <= lb; nh++) {
+				nhp = pindex_find(&x, b + nh);
+				if (nhp != SIZE_MAX)
+					break;
+			}
+			if (nh + WINDOW > lb) {
+				nh = lb;
+				nhp = SIZE_MAX;
+			}
 		}
-		h = window_hash(b + i) & (cap - 1);
-		while (slot[h] != SIZE_MAX && memcmp(a + slot[h], b + i, WINDOW))
-			h = (h + 1) & (cap - 1);
-		if (slot[h] == SIZE_MAX) {
-			differ += 4;
-			i += 4;
+		if (nh == i && nhp != SIZE_MAX) {
+			for (k = WINDOW; i + k < lb && nhp + k < la &&
+			     a[nhp + k] == b[i + k]; k++)
+				;
+			last = nhp;
+			pieces++;
+			i += k;
 			continue;
 		}
-		p = slot[h];
-		for (k = WINDOW; i + k + 4 <= lb && p + k + 4 <= la &&
-		     !memcmp(a + p + k, b + i + k, 4); k += 4)
-			;
-		pieces++;
-		i += k;
+		k = nh - i;
+		if (nhp != SIZE_MAX && k < WINDOW && !memcmp(a + nhp, b + i, k)) {
+			pieces++;
+			i = nh;
+			continue;
+		}
+		if (nh == lb && last != SIZE_MAX && lb - i < WINDOW &&
+		    last + (lb - i) <= la && !memcmp(a + last, b + i, lb - i)) {
+			pieces++;
+			break;
+		}
+		differ++;
+		i++;
 	}
-	free(slot);
+	free(x.slot);
 	if (json)
 		printf("{\"got_bytes\":%zu,\"expected_bytes\":%zu,\"pieces\":%zu,\"bytes_differ\":%zu}\n",
 		       lb, la, pieces, differ);
