@@ -11,10 +11,11 @@
  * the files have the same length, 3 when they differ, 1 on an I/O error,
  * 2 on bad arguments.
  *
- * --pieces: GOT need only consist of 4-byte aligned pieces of EXPECTED, in
- * any order (iperf3 -F sends file blocks out of order and repeats some
- * after partial writes). Exit status 0 then means every byte of GOT is
- * covered by such a piece; bytes_differ counts those that are not.
+ * --pieces: GOT need only consist of pieces of EXPECTED that start at
+ * 4-byte aligned offsets of EXPECTED, in any order (iperf3 -F sends file
+ * blocks out of order and repeats some after partial writes; see
+ * cmp_pieces()). Exit status 0 then means every byte of GOT is covered
+ * by such a piece; bytes_differ counts those that are not.
  */
 #include <getopt.h>
 #include <math.h>
@@ -64,9 +65,12 @@ static void usage(void)
 "\n"
 "options:\n"
 "  -s, --skip BYTES  ignore the first BYTES bytes of both files\n"
-"  -r, --pieces      GOT need only consist of 4-byte aligned pieces of\n"
-"                    EXPECTED, in any order (what iperf3 -F delivers);\n"
-"                    bytes_differ counts the bytes of GOT in no such piece\n"
+"  -r, --pieces      GOT need only consist of pieces of EXPECTED that\n"
+"                    start at 4-byte aligned offsets of it, in any order\n"
+"                    (what iperf3 -F delivers); a piece shorter than 32\n"
+"                    bytes must restart the piece after it (or, at the\n"
+"                    end, the one before); bytes_differ counts the bytes\n"
+"                    of GOT in no piece\n"
 "  -j, --json        one JSON object instead of the text line\n"
 "  -h, --help        this help\n"
 "\n"
