@@ -47,3 +47,12 @@ print(f"\nreceived: bytes iperf3's server wrote / bytes its client sent "
       "partial writes, so pieces, not one run, are compared. No rate "
       "limit: the same veth without tbf, where the emulated CPUs are the "
       "limit (segmentation, codec and checksums of both hosts on 2 vCPUs).")
+cpu = [r for r in rows if r["label"].startswith("no rate limit") and
+       r["tos"] != "0x00"]
+for r in cpu:
+    print(f"\nCPU-bound limit, measured: {r['label']}: "
+          f"{r['goodput_mbps']:.1f} Mbit/s of fp32 through the module "
+          f"(wire ratio {r['wire_ratio']:.2f}) with no rate limit on the "
+          f"link. The goodputs with compression, and the 4-host INC+C "
+          f"times, are bounded by the (emulated) CPUs, not by the link, "
+          f"so they depend on the host CPU and its load.")

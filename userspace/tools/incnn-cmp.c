@@ -12,7 +12,7 @@
  * 2 on bad arguments.
  *
  * --pieces: GOT need only consist of pieces of EXPECTED that start at
- * 4-byte aligned offsets of EXPECTED, in any order (iperf3 -F sends file
+ * 4-byte aligned offsets of both files, in any order (iperf3 -F sends file
  * blocks out of order and repeats some after partial writes; see
  * cmp_pieces()). Exit status 0 then means every byte of GOT is covered
  * by such a piece; bytes_differ counts those that are not.
@@ -66,11 +66,12 @@ static void usage(void)
 "options:\n"
 "  -s, --skip BYTES  ignore the first BYTES bytes of both files\n"
 "  -r, --pieces      GOT need only consist of pieces of EXPECTED that\n"
-"                    start at 4-byte aligned offsets of it, in any order\n"
-"                    (what iperf3 -F delivers); a piece shorter than 32\n"
-"                    bytes must restart the piece after it (or, at the\n"
-"                    end, the one before); bytes_differ counts the bytes\n"
-"                    of GOT in no piece\n"
+"                    start at 4-byte aligned offsets of EXPECTED\n"
+"                    and of GOT, whole values long, in any order (what\n"
+"                    iperf3 -F delivers); a piece shorter than 32 bytes\n"
+"                    must restart the piece after it (or, at the end,\n"
+"                    the one before); bytes_differ counts the bytes of\n"
+"                    GOT in no piece\n"
 "  -j, --json        one JSON object instead of the text line\n"
 "  -h, --help        this help\n"
 "\n"
@@ -140,17 +141,20 @@ static size_t pindex_find(const struct pindex *x, const unsigned char *p)
 
 /*
  * GOT as pieces of EXPECTED: a piece starts at a 4-byte aligned offset of
- * EXPECTED and at any offset of GOT. Pieces of at least WINDOW bytes are
- * found through the index and extended as far as they match; a shorter
- * one counts when it equals the start of the piece after it, or (at the
- * end of GOT) of the piece before it: iperf3 -F resends its buffer from
- * the start after a partial write. Bytes in no piece differ.
+ * both files and is a whole number of values long (byte by byte, a piece
+ * would run on by chance into the next one: the high bytes of floats
+ * repeat). Pieces of at least WINDOW bytes are found through the index
+ * and extended as far as they match; a shorter one counts when it equals
+ * the start of the piece after it, or (at the end of GOT) of the piece
+ * before it: iperf3 -F resends its buffer from the start after a partial
+ * write. A last partial value must continue its piece. Bytes in no piece
+ * differ.
  */
 static int cmp_pieces(const unsigned char *a, size_t la,
 		      const unsigned char *b, size_t lb, size_t skip, int json)
 {
-	size_t i, nh = 0, nhp = SIZE_MAX, last = SIZE_MAX, pieces = 0;
-	size_t differ = 0;
+	size_t i, nh = 0, nhp = SIZE_MAX, last = SIZE_MAX, end = 0;
+	size_t pend = SIZE_MAX, pieces = 0, differ = 0;
 	struct pindex x;
 
 	if (la < skip + WINDOW || lb < skip) {
@@ -161,12 +165,12 @@ static int cmp_pieces(const unsigned char *a, size_t la,
 		fprintf(stderr, "incnn-cmp: out of memory\n");
 		return 1;
 	}
-	for (i = skip; i < lb;) {
+	for (i = skip; i + 4 <= lb;) {
 		size_t k;
 
 		/* nh: the next position >= i whose window is in EXPECTED */
 		if (nh < i || (nh == i && nhp == SIZE_MAX)) {
-			for (nh = i; nh + WINDOW <= lb; nh++) {
+			for (nh = i; nh + WINDOW <= lb; nh += 4) {
 				nhp = pindex_find(&x, b + nh);
 				if (nhp != SIZE_MAX)
 					break;
@@ -177,12 +181,14 @@ static int cmp_pieces(const unsigned char *a, size_t la,
 			}
 		}
 		if (nh == i && nhp != SIZE_MAX) {
-			for (k = WINDOW; i + k < lb && nhp + k < la &&
-			     a[nhp + k] == b[i + k]; k++)
+			for (k = WINDOW; i + k + 4 <= lb && nhp + k + 4 <= la &&
+			     !memcmp(a + nhp + k, b + i + k, 4); k += 4)
 				;
 			last = nhp;
+			end = nhp + k;
 			pieces++;
 			i += k;
+			pend = i;
 			continue;
 		}
 		k = nh - i;
@@ -194,11 +200,16 @@ static int cmp_pieces(const unsigned char *a, size_t la,
 		if (nh == lb && last != SIZE_MAX && lb - i < WINDOW &&
 		    last + (lb - i) <= la && !memcmp(a + last, b + i, lb - i)) {
 			pieces++;
+			i = lb;
 			break;
 		}
-		differ++;
-		i++;
+		differ += 4;
+		i += 4;
 	}
+	/* a last partial value (< 4 bytes) continues the last piece */
+	if (i < lb && !(pend == i && end + (lb - i) <= la &&
+			!memcmp(a + end, b + i, lb - i)))
+		differ += lb - i;
 	free(x.slot);
 	if (json)
 		printf("{\"got_bytes\":%zu,\"expected_bytes\":%zu,\"pieces\":%zu,\"bytes_differ\":%zu}\n",
