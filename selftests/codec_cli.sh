@@ -94,26 +94,26 @@ check "incnn-cmp: identical files exit 0" cmp_status 0 "$tmp/odd.bin" "$tmp/odd.
 check "incnn-cmp: one value differs, exit 3" cmp_status 3 "$tmp/odd.bin" "$tmp/odd2.bin"
 check "incnn-cmp: the trailing partial value differs, exit 3" \
 	cmp_status 3 "$tmp/odd.bin" "$tmp/odd4.bin"
-# --pieces on what iperf3 -F delivers: after a partial write of R bytes
-# it resends its block from the start, so pieces may be shorter than
-# incnn-cmp's 32-byte window; the server cuts the stream anywhere
-pieces_case() {	# want-differ python-expression-of-E
+# --pieces on what iperf3 -F delivers: after partial writes it sends
+# pieces of its blocks shorter than incnn-cmp's 32-byte window, from the
+# start or the end of a block; the server cuts the stream anywhere
+pieces_case() {	# want-differ want-short python-expression-of-E
 	python3 -c "import sys; E = open(sys.argv[1], 'rb').read()
-open(sys.argv[2], 'wb').write($2)" "$tmp/g.bin" "$tmp/p.bin" &&
+open(sys.argv[2], 'wb').write($3)" "$tmp/g.bin" "$tmp/p.bin" &&
 	"$cmptool" --pieces --json "$tmp/g.bin" "$tmp/p.bin" >"$tmp/p.json"
 	cat "$tmp/p.json"
-	grep -q "\"bytes_differ\":$1}" "$tmp/p.json"
+	grep -q "\"short_pieces\":$2,\"bytes_differ\":$1}" "$tmp/p.json"
 }
 check "incnn-cmp --pieces: short pieces, a cut tail: none differ" \
-	pieces_case 0 "E[:1024] + E[1024:1036] + E[1024:2048] + E[2048:3068] + E[2048:3072] + E[3072:3079]"
-check "incnn-cmp --pieces: a short tail that restarts the last piece" \
-	pieces_case 0 "E[:1024] + E[4096:5120] + E[4096:4101]"
+	pieces_case 0 1 "E[:1024] + E[1024:1036] + E[1024:2048] + E[131048:131072] + E[2048:3072] + E[3072:3079]"
+check "incnn-cmp --pieces: a short tail" \
+	pieces_case 0 1 "E[:1024] + E[4096:5120] + E[4096:4101]"
 check "incnn-cmp --pieces: 4 foreign bytes between pieces differ" \
-	pieces_case 4 "E[:1024] + b'\\xff\\xfe\\xfd\\xfc' + E[1024:2048]"
+	pieces_case 4 0 "E[:1024] + b'\\xff\\xfe\\xfd\\xfc' + E[1024:2048]"
 check "incnn-cmp --pieces: a piece one byte off differs" \
-	pieces_case 1024 "E[:1024] + E[1025:2049]"
-check "incnn-cmp --pieces: a short piece from elsewhere differs" \
-	pieces_case 8 "E[:1024] + E[8:16] + E[4096:5120]"
+	pieces_case 1024 0 "E[:1024] + E[1025:2049]"
+check "incnn-cmp --pieces: a short piece not in EXPECTED differs" \
+	pieces_case 8 0 "E[:1024] + b'\\x00\\x00\\xc0\\x7f' * 2 + E[4096:5120]"
 check "incnn-cmp: missing file, exit 1" \
 	one_error 1 incnn-cmp "$cmptool" "$tmp/odd.bin" "$tmp/nope"
 check "incnn-cmp: one argument, exit 2" one_error 2 incnn-cmp "$cmptool" "$tmp/odd.bin"

@@ -69,9 +69,9 @@ static void usage(void)
 "                    start at 4-byte aligned offsets of EXPECTED\n"
 "                    and of GOT, whole values long, in any order (what\n"
 "                    iperf3 -F delivers); a piece shorter than 32 bytes\n"
-"                    must restart the piece after it (or, at the end,\n"
-"                    the one before); bytes_differ counts the bytes of\n"
-"                    GOT in no piece\n"
+"                    is searched for in all of EXPECTED (short_pieces\n"
+"                    counts them); bytes_differ counts the bytes of GOT\n"
+"                    in no piece\n"
 "  -j, --json        one JSON object instead of the text line\n"
 "  -h, --help        this help\n"
 "\n"
@@ -139,22 +139,87 @@ static size_t pindex_find(const struct pindex *x, const unsigned char *p)
 	return x->slot[h];
 }
 
+/* the first 4-byte aligned offset >= @from of @a where @n bytes of @p are */
+static size_t find_aligned(const unsigned char *a, size_t la, size_t from,
+			   const unsigned char *p, size_t n)
+{
+	size_t o;
+
+	for (o = from; o + n <= la; o += 4)
+		if (!memcmp(a + o, p, n))
+			return o;
+	return SIZE_MAX;
+}
+
+#define MAX_SHORT	1000	/* short pieces searched for, at most */
+
 /*
  * GOT as pieces of EXPECTED: a piece starts at a 4-byte aligned offset of
  * both files and is a whole number of values long (byte by byte, a piece
  * would run on by chance into the next one: the high bytes of floats
  * repeat). Pieces of at least WINDOW bytes are found through the index
- * and extended as far as they match; a shorter one counts when it equals
- * the start of the piece after it, or (at the end of GOT) of the piece
- * before it: iperf3 -F resends its buffer from the start after a partial
- * write. A last partial value must continue its piece. Bytes in no piece
+ * and extended as far as they match; a gap shorter than WINDOW between
+ * two of them (or at the end of GOT) is a short piece when it is found
+ * at an aligned offset of EXPECTED (iperf3 -F after partial writes sends
+ * such pieces, e.g. the last bytes of a block); *@nshort counts those.
+ * A last partial value must continue its piece. Bytes in no piece
  * differ.
  */
+static size_t cover_pieces(const struct pindex *x, const unsigned char *b,
+			   size_t lb, size_t skip, size_t *npieces,
+			   size_t *nshort)
+{
+	size_t i, nh = 0, nhp = SIZE_MAX, end = 0, pend = SIZE_MAX;
+	size_t differ = 0, k, o;
+
+	for (i = skip; i + 4 <= lb;) {
+		/* nh: the next position >= i whose window is in EXPECTED */
+		if (nh < i || (nh == i && nhp == SIZE_MAX)) {
+			for (nh = i; nh + WINDOW <= lb; nh += 4) {
+				nhp = pindex_find(x, b + nh);
+				if (nhp != SIZE_MAX)
+					break;
+			}
+			if (nh + WINDOW > lb) {
+				nh = lb;
+				nhp = SIZE_MAX;
+			}
+		}
+		if (nh == i && nhp != SIZE_MAX) {
+			for (k = WINDOW; i + k + 4 <= lb && nhp + k + 4 <= x->la &&
+			     !memcmp(x->a + nhp + k, b + i + k, 4); k += 4)
+				;
+			end = nhp + k;
+			(*npieces)++;
+			i += k;
+			pend = i;
+			continue;
+		}
+		k = (nh - i) & ~(size_t)3;
+		o = k < WINDOW && *nshort < MAX_SHORT ?
+			find_aligned(x->a, x->la, skip, b + i, k) : SIZE_MAX;
+		if (o != SIZE_MAX) {
+			end = o + k;
+			(*npieces)++;
+			(*nshort)++;
+			i += k;
+			pend = i;
+			continue;
+		}
+		differ += 4;
+		i += 4;
+	}
+	/* a last partial value (< 4 bytes) continues the last piece */
+	if (i < lb && !(pend == i && end + (lb - i) <= x->la &&
+			!memcmp(x->a + end, b + i, lb - i)))
+		differ += lb - i;
+	return differ;
+}
+
 static int cmp_pieces(const unsigned char *a, size_t la,
 		      const unsigned char *b, size_t lb, size_t skip, int json)
 {
-	size_t i, nh = 0, nhp = SIZE_MAX, last = SIZE_MAX, end = 0;
-	size_t pend = SIZE_MAX, pieces = 0, differ = 0;
+	size_t pieces = 0, nshort = 0, differ;
 	struct pindex x;
 
 	if (la < skip + WINDOW || lb < skip) {
@@ -165,58 +230,14 @@ static int cmp_pieces(const unsigned char *a, size_t la,
 		fprintf(stderr, "incnn-cmp: out of memory\n");
 		return 1;
 	}
-	for (i = skip; i + 4 <= lb;) {
-		size_t k;
-
-		/* nh: the next position >= i whose window is in EXPECTED */
-		if (nh < i || (nh == i && nhp == SIZE_MAX)) {
-			for (nh = i; nh + WINDOW <= lb; nh += 4) {
-				nhp = pindex_find(&x, b + nh);
-				if (nhp != SIZE_MAX)
-					break;
-			}
-			if (nh + WINDOW > lb) {
-				nh = lb;
-				nhp = SIZE_MAX;
-			}
-		}
-		if (nh == i && nhp != SIZE_MAX) {
-			for (k = WINDOW; i + k + 4 <= lb && nhp + k + 4 <= la &&
-			     !memcmp(a + nhp + k, b + i + k, 4); k += 4)
-				;
-			last = nhp;
-			end = nhp + k;
-			pieces++;
-			i += k;
-			pend = i;
-			continue;
-		}
-		k = nh - i;
-		if (nhp != SIZE_MAX && k < WINDOW && !memcmp(a + nhp, b + i, k)) {
-			pieces++;
-			i = nh;
-			continue;
-		}
-		if (nh == lb && last != SIZE_MAX && lb - i < WINDOW &&
-		    last + (lb - i) <= la && !memcmp(a + last, b + i, lb - i)) {
-			pieces++;
-			i = lb;
-			break;
-		}
-		differ += 4;
-		i += 4;
-	}
-	/* a last partial value (< 4 bytes) continues the last piece */
-	if (i < lb && !(pend == i && end + (lb - i) <= la &&
-			!memcmp(a + end, b + i, lb - i)))
-		differ += lb - i;
+	differ = cover_pieces(&x, b, lb, skip, &pieces, &nshort);
 	free(x.slot);
 	if (json)
-		printf("{\"got_bytes\":%zu,\"expected_bytes\":%zu,\"pieces\":%zu,\"bytes_differ\":%zu}\n",
-		       lb, la, pieces, differ);
+		printf("{\"got_bytes\":%zu,\"expected_bytes\":%zu,\"pieces\":%zu,\"short_pieces\":%zu,\"bytes_differ\":%zu}\n",
+		       lb, la, pieces, nshort, differ);
 	else
-		printf("got %zu bytes as %zu pieces of %zu expected: %zu bytes differ\n",
-		       lb, pieces, la, differ);
+		printf("got %zu bytes as %zu pieces (%zu short) of %zu expected: %zu bytes differ\n",
+		       lb, pieces, nshort, la, differ);
 	return differ ? 3 : 0;
 }
 
