@@ -125,7 +125,12 @@ print(json.dumps(row))
 PY
 	tail -n 1 "$out/demo.json" >"$tmp/row.json"
 	say "$label: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.1f Mbit/s, received %.1f%%, %d wire bytes, ratio %.2f%s" % (r["goodput_mbps"], r["received_pct"], r["wire_bytes"], r["wire_ratio"], "".join("; FAIL: " + p for p in r["problems"])))' "$tmp/row.json")"
-	grep -q '"problems": \[\]' "$tmp/row.json" || failed=$((failed + 1))
+	if ! grep -q '"problems": \[\]' "$tmp/row.json"; then
+		failed=$((failed + 1))
+		# what the server wrote, kept for a look (incnn-cmp --pieces)
+		cp "$tmp/out.bin" "$out/failed-$failed.bin"
+		cp "$pred" "$out/failed-$failed.pred"
+	fi
 }
 
 rule() {	# codec k
