@@ -56,9 +56,9 @@ backlog() {
 # drained: the sender's tx_bytes once v1's queue is empty and the counter
 # has not moved for a second (at most 60 s)
 drained() {
-	local a b i
+	local a b _
 	b=$(txbytes)
-	for i in $(seq 60); do
+	for _ in $(seq 60); do
 		sleep 1
 		a=$b
 		b=$(txbytes)
