@@ -2,13 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """The communication experiment's report (scripts/demo-cluster.sh):
 demo-cluster-report.py CLUSTER_JSON OUT_DIR writes OUT_DIR/cluster.md
-(Markdown tables) and, per buffer size, OUT_DIR/comm-SIZE.dat (a bar
-chart's data: label, seconds) and the PNG through scripts/demo-comm.gp,
+(Markdown tables) and, per buffer size, OUT_DIR/demo-comm-SIZE.dat (a bar
+chart's data: label, seconds, group, wire ratio; SIZE as 2.5MiB) and
+OUT_DIR/demo-comm-SIZE.png through scripts/demo-comm.gp (the names
+README.md links in docs/img/),
 and prints the Markdown."""
 import json
 import os
 import subprocess
 import sys
+
+
+# the bar chart's groups, in its colour order (scripts/demo-comm.gp)
+GROUPS = ["WA", "WA+C", "INC", "INC+C"]
 
 
 def size_label(b):
@@ -49,11 +55,14 @@ def main():
                       f"{vs_wa} | {vs_inc} | {r['wire_bytes'] / 1e6:.2f} | "
                       f"{ratio:.2f} | {hs} | "
                       f"{'yes' if r['identical'] else 'NO'} |")
-            label = r["config"] if r["codec"] == "none" else \
-                f"{r['config']} {r['codec'][:3]} {r['k']}"
-            dat.append(f"\"{label}\"\t{r['time_s']:.3f}")
+            label = "none" if r["codec"] == "none" else \
+                f"{r['codec']} 2^{{-{r['k']}}}"
+            group = GROUPS.index(r["config"]) if r["config"] in GROUPS \
+                else 0
+            dat.append(f"\"{label}\"\t{r['time_s']:.3f}\t{group}\t{ratio:.3f}")
         md.append("")
-        name = os.path.join(out, f"comm-{size}")
+        png = f"demo-comm-{size_label(size).replace(' ', '')}"
+        name = os.path.join(out, png)
         with open(name + ".dat", "w") as f:
             f.write("\n".join(dat) + "\n")
         subprocess.run(["gnuplot", "-e", f"dat='{name}.dat'; png='{name}.png';"
@@ -61,7 +70,7 @@ def main():
                         os.path.join(os.path.dirname(__file__), "demo-comm.gp")],
                        check=True)
         md.append(f"![communication time, {size_label(size)}]"
-                  f"(comm-{size}.png)\n")
+                  f"({png}.png)\n")
     md.append("vs WA, vs INC: the WA (or INC) run's time divided by this "
               "run's. wire: bytes that left the 4 hosts' interfaces (all "
               "headers). wire ratio: WA's (for WA+C) or INC's (for INC+C) "

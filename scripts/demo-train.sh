@@ -11,9 +11,9 @@
 #	train-CONFIG.log	incnn-train's log per configuration
 #	train.md		the Markdown report section (table, plots)
 #	train-summary.tsv	the same numbers, tab-separated
-#	train-loss.png		training loss (per iteration, smoothed) and
+#	demo-train-loss.png	training loss (per iteration, smoothed) and
 #				test loss (per epoch) per configuration
-#	train-accuracy.png	test accuracy per epoch per configuration
+#	demo-train-accuracy.png	test accuracy per epoch per configuration
 #
 # A configuration whose log is complete (same epochs, newer than the
 # binary and the data) is not run again. Needs BUILD_DIR/rel/bin/incnn-train
@@ -141,7 +141,7 @@ for c in "${configs[@]}"; do
 done
 gnuplot <<EOF
 set terminal pngcairo size 1200,480 font ",10"
-set output '$res/train-loss.png'
+set output '$res/demo-train-loss.png'
 set multiplot layout 1,2 title "HDC on MNIST (8,000 train / 2,000 test), $ranks ranks x batch 25, ring allreduce, codec emulated"
 set grid
 set logscale y
@@ -149,15 +149,20 @@ set key top right
 set xlabel 'epoch'
 set ylabel 'training loss (mean of 10 iterations)'
 set title 'training loss'
+set ytics (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5)
 plot ${plotcmd_loss%, }
 set title 'test loss'
 set ylabel 'test loss (cross-entropy)'
 set xtics 1
+# a log axis over less than a decade: label it at 1-1.5-2-3-5 steps
+set ytics (0.05, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1, 1.5, 2, 3, 5)
+set mytics 1
 plot ${plotcmd_tl%, }
 unset multiplot
-set output '$res/train-accuracy.png'
+set output '$res/demo-train-accuracy.png'
 set terminal pngcairo size 800,520 font ",10"
 unset logscale y
+set ytics autofreq
 set title "HDC on MNIST: test accuracy (2,000 held-out digits)"
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'
@@ -197,8 +202,8 @@ rm -f "$res"/.train-*.dat
 	echo "noise. s/epoch: wall-clock on this host, 4 ranks as processes,"
 	echo "mostly allreduce of the 4.6 MB gradient and its codec emulation."
 	echo
-	echo "![training and test loss](train-loss.png)"
-	echo "![test accuracy](train-accuracy.png)"
+	echo "![training and test loss](demo-train-loss.png)"
+	echo "![test accuracy](demo-train-accuracy.png)"
 	echo
 	awk '$1 == "done" { s += $NF } END {
 		printf "Wall-clock of the %d runs (their logs): %.0f s.\n", NR ? ARGC - 1 : 0, s }' \

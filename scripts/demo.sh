@@ -13,7 +13,9 @@
 #      VM run's losses must equal the host run's bit for bit
 # Environment: INCNN_TRAIN_EPOCHS (default 10), INCNN_DEMO_CLUSTER_RATE
 # (4mbit), INCNN_DEMO_CLUSTER_SIZES ("2560K 5M"), INCNN_DEMO_RATE (iperf3
-# link, 20mbit), INCNN_DEMO_MB (iperf3 file, 12), INCNN_DEMO_VM_ITERS (10).
+# link, 20mbit), INCNN_DEMO_MB (iperf3 file, 12), INCNN_DEMO_FLOOR (an
+# iperf3 row fails when the server got less than this % of the bytes, 95),
+# INCNN_DEMO_WINDOW (iperf3 -w, 128K), INCNN_DEMO_VM_ITERS (10).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${INCNN_BUILD:-$src/build}

@@ -7,6 +7,8 @@
 set -u
 . "$(dirname "$0")/ktap_lib.sh"
 codec=$build/asan/bin/incnn-codec
+bench=$build/asan/bin/incnn-bench
+cmptool=$build/asan/bin/incnn-cmp
 
 # expect_error STATUS ARGS...: exactly one stderr line, that status,
 # nothing on stdout
@@ -39,6 +41,7 @@ ebq_json_agrees() {
 "$codec" gen --dist laplace --scale 1e-3 --count 300001 --seed 7 \
 	"$tmp/g.bin" >/dev/null || { echo "not ok 1 gen"; exit 1; }
 head -c 123457 "$tmp/g.bin" >"$tmp/odd.bin"
+head -c 4003 "$tmp/g.bin" >"$tmp/odd3.bin"
 
 check "inceptionn 2^-10 roundtrip == encode+decode" \
 	roundtrip_is_encode_decode --codec inceptionn --bound 2^-10
@@ -60,6 +63,60 @@ check "missing arguments" expect_error 2 roundtrip --codec ebq
 check "truncated container" sh -c "'$codec' encode --codec ebq '$tmp/g.bin' \
 	'$tmp/c' >/dev/null && head -c 1000 '$tmp/c' >'$tmp/t' && \
 	! '$codec' decode '$tmp/t' '$tmp/x' 2>/dev/null"
+
+# incnn-bench --file: the file is checked before anything is measured
+check "incnn-bench: missing --file, nothing measured" \
+	one_error 1 incnn-bench "$bench" --quick --file "$tmp/nope"
+check "incnn-bench: --file not whole fp32 values, nothing measured" \
+	one_error 1 incnn-bench "$bench" --quick --file "$tmp/odd3.bin"
+
+# incnn-cmp: documented exit statuses (0 same, 3 differ, 2 usage, 1 I/O)
+cmp_help() {
+	"$cmptool" --help >"$tmp/h" &&
+	grep -q '^exit status:' "$tmp/h" && grep -q -- '-r, --pieces' "$tmp/h" &&
+	grep -q '^  3  the values differ' "$tmp/h"
+}
+cmp_status() {	# want expected got
+	local rc
+	"$cmptool" "$2" "$3"
+	rc=$?
+	[ "$rc" = "$1" ] || { echo "exit $rc, want $1"; return 1; }
+}
+cp "$tmp/odd.bin" "$tmp/odd2.bin"
+printf '\x01' | dd of="$tmp/odd2.bin" bs=1 seek=4000 conv=notrunc 2>/dev/null
+# same length, only the last byte (of a partial value) differs
+cp "$tmp/odd.bin" "$tmp/odd4.bin"
+last=$(tail -c 1 "$tmp/odd.bin" | od -An -tu1)
+printf "\\$(printf %03o $(((last + 1) % 256)))" |
+	dd of="$tmp/odd4.bin" bs=1 seek=123456 conv=notrunc 2>/dev/null
+check "incnn-cmp --help: options and exit statuses" cmp_help
+check "incnn-cmp: identical files exit 0" cmp_status 0 "$tmp/odd.bin" "$tmp/odd.bin"
+check "incnn-cmp: one value differs, exit 3" cmp_status 3 "$tmp/odd.bin" "$tmp/odd2.bin"
+check "incnn-cmp: the trailing partial value differs, exit 3" \
+	cmp_status 3 "$tmp/odd.bin" "$tmp/odd4.bin"
+# --pieces on what iperf3 -F delivers: after partial writes it sends
+# pieces of its blocks shorter than incnn-cmp's 32-byte window, from the
+# start or the end of a block; the server cuts the stream anywhere
+pieces_case() {	# want-differ want-short python-expression-of-E
+	python3 -c "import sys; E = open(sys.argv[1], 'rb').read()
+open(sys.argv[2], 'wb').write($3)" "$tmp/g.bin" "$tmp/p.bin" &&
+	"$cmptool" --pieces --json "$tmp/g.bin" "$tmp/p.bin" >"$tmp/p.json"
+	cat "$tmp/p.json"
+	grep -q "\"short_pieces\":$2,\"bytes_differ\":$1}" "$tmp/p.json"
+}
+check "incnn-cmp --pieces: short pieces, a cut tail: none differ" \
+	pieces_case 0 1 "E[:1024] + E[1024:1036] + E[1024:2048] + E[131048:131072] + E[2048:3072] + E[3072:3079]"
+check "incnn-cmp --pieces: a short tail" \
+	pieces_case 0 1 "E[:1024] + E[4096:5120] + E[4096:4101]"
+check "incnn-cmp --pieces: 4 foreign bytes between pieces differ" \
+	pieces_case 4 0 "E[:1024] + b'\\xff\\xfe\\xfd\\xfc' + E[1024:2048]"
+check "incnn-cmp --pieces: a piece one byte off differs" \
+	pieces_case 1024 0 "E[:1024] + E[1025:2049]"
+check "incnn-cmp --pieces: a short piece not in EXPECTED differs" \
+	pieces_case 8 0 "E[:1024] + b'\\x00\\x00\\xc0\\x7f' * 2 + E[4096:5120]"
+check "incnn-cmp: missing file, exit 1" \
+	one_error 1 incnn-cmp "$cmptool" "$tmp/odd.bin" "$tmp/nope"
+check "incnn-cmp: one argument, exit 2" one_error 2 incnn-cmp "$cmptool" "$tmp/odd.bin"
 
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ "$fail" -eq 0 ]

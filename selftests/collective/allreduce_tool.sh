@@ -28,6 +28,8 @@ d["tos"] == 40 and
 all(r["count"] * 4 == r["bytes"] for r in d["results"]) and
 all(r["identical"] and r["within_budget"] for r in d["results"]) and
 all(0 <= r["max_abs_err"] < 1e-6 for r in d["results"]) and
+all(0 < r["budget"] < 1e-6 and r["max_abs_err"] <= r["budget"]
+    for r in d["results"]) and
 all(r["time_us"] > 0 and r["algbw_gbps"] > 0 for r in d["results"]) and
 all(abs(r["busbw_gbps"] - 1.5 * r["algbw_gbps"]) <= 1e-9 + 1e-6 * r["busbw_gbps"]
     for r in d["results"])'
@@ -36,9 +38,11 @@ all(abs(r["busbw_gbps"] - 1.5 * r["algbw_gbps"]) <= 1e-9 + 1e-6 * r["busbw_gbps"
 sweep_text() {
 	"$tool" -n 4 -b 1K -e 4K -f 2 -i 1 -w 0 >"$tmp/s.txt" || return 1
 	cat "$tmp/s.txt"
-	# 3 rows: 1K 2K 4K, all identical; header lines start with '#'
+	# 3 rows: 1K 2K 4K, all identical; header lines start with '#';
+	# no codec: the budget is the fp32 rounding, > 0, and max_err in it
 	[ "$(grep -vc '^#' "$tmp/s.txt")" = 3 ] &&
-	awk '!/^#/ { if ($1 != 1024 * 2 ^ (NR0++) || $2 * 4 != $1 || $8 != "yes") exit 1 }
+	awk '!/^#/ { if ($1 != 1024 * 2 ^ (NR0++) || $2 * 4 != $1 || $8 != "yes" ||
+		       !($7 > 0 && $6 <= $7)) exit 1 }
 	     END { exit NR0 != 3 }' "$tmp/s.txt" &&
 	grep -q '^# incnn-allreduce: 4 ranks (local processes), algo ring' "$tmp/s.txt"
 }
@@ -52,7 +56,7 @@ emulation() {	# algo codec bound/bits ranks
 d['codec'] == '$2' and d['algo'] == '$1' and
 all(r['identical'] and r['within_budget'] for r in d['results']) and
 all(r['max_abs_err'] > 0 for r in d['results']) and
-all(r['budget'] is None or r['max_abs_err'] <= r['budget'] * 1.001
+all(r['budget'] is None or r['max_abs_err'] <= r['budget']
     for r in d['results'])"
 }
 

@@ -368,10 +368,33 @@ else
 	fail "no dmesg captured ($OUT/vm-dmesg.txt missing)"
 fi
 taint=$(cat "$OUT/vm-tainted" 2>/dev/null || echo 0)
+# taint_text N: N and its flags (tainted-kernels.rst); O and E, what
+# loading the out-of-tree, unsigned incnn.ko sets, are said to be expected
+taint_text() {
+	local t=$1 i flags= other=
+	local -a f=("P proprietary module" "F module force-loaded"
+		"S out-of-spec system" "R module force-unloaded"
+		"M machine check" "B bad page" "U set by userspace"
+		"D kernel died" "A ACPI table overridden" "W warning"
+		"C staging driver" "I firmware workaround"
+		"O out-of-tree module" "E unsigned module" "L soft lockup"
+		"K live-patched" "X auxiliary" "T randstruct" "N test")
+	[ "$t" = 0 ] && { echo 0; return; }
+	for i in "${!f[@]}"; do
+		[ $((t >> i & 1)) = 1 ] || continue
+		flags+="${flags:+, }${f[i]}"
+		[ "$i" = 12 ] || [ "$i" = 13 ] || other=1
+	done
+	if [ -z "$other" ]; then
+		echo "$t = $flags: expected, incnn.ko is an out-of-tree, unsigned module"
+	else
+		echo "$t = $flags"
+	fi
+}
 # B=bad page(5) M=machine check(4) D=died(7) W=warning(9) L=soft lockup(14)
 if [ $((taint & ((1 << 4) | (1 << 5) | (1 << 7) | (1 << 9) | (1 << 14)))) != 0 ]; then
 	problems=1
-	fail "kernel tainted: $taint (see Documentation/admin-guide/tainted-kernels.rst)"
+	fail "kernel tainted: $(taint_text "$taint") (see Documentation/admin-guide/tainted-kernels.rst)"
 fi
 
 if [ "$status" != 0 ]; then
@@ -382,5 +405,5 @@ if [ -n "$problems" ]; then
 	fail "command succeeded but the kernel reported problems (${elapsed}s)"
 	exit 99
 fi
-echo "$PROG: PASS (${elapsed}s, taint $taint)" >&2
+echo "$PROG: PASS (${elapsed}s, taint $(taint_text "$taint"))" >&2
 exit 0

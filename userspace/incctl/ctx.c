@@ -57,7 +57,7 @@ int incctl_connect(struct incctl *c)
 	c->connected = true;
 	err = genl_resolve(&c->nl, INCNN_GENL_NAME);
 	if (err == -ENOENT) {
-		fputs("incnn: kernel module not loaded (modprobe incnn)\n",
+		fputs("incctl: kernel module not loaded (modprobe incnn)\n",
 		      stderr);
 		incctl_disconnect(c);
 		return EXIT_FAIL;

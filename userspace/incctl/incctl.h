@@ -38,7 +38,7 @@ struct incctl {
 /*
  * Enter the network namespace, open the socket and resolve the "incnn"
  * family. Returns 0 or EXIT_FAIL after printing why (a missing family is
- * "incnn: kernel module not loaded (modprobe incnn)").
+ * "incctl: kernel module not loaded (modprobe incnn)").
  */
 int incctl_connect(struct incctl *c);
 void incctl_disconnect(struct incctl *c);

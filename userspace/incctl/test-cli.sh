@@ -6,7 +6,7 @@
 #    ("incctl: ...") and nothing on stdout;
 #  - help / -h / --help print the usage on stdout and exit 0;
 #  - with no incnn module, every valid command exits 1 and prints exactly
-#    "incnn: kernel module not loaded (modprobe incnn)" (skipped when the
+#    "incctl: kernel module not loaded (modprobe incnn)" (skipped when the
 #    module is loaded or installed on this host).
 #
 # Usage: test-cli.sh PATH/TO/incctl
@@ -23,7 +23,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-NOMOD='incnn: kernel module not loaded (modprobe incnn)'
+NOMOD='incctl: kernel module not loaded (modprobe incnn)'
 # The "not loaded" cases need a host without the module. Where it is
 # installed, the kernel could load it on the first family lookup (genl
 # autoload), so those cases are skipped there as well.

@@ -209,7 +209,7 @@ sent "flows is a dump" "GET_FLOWS dump v1" flows
 sent "show asks for the config" "GET_CONFIG ack v1" show
 
 # --- kernel errors -----------------------------------------------------------
-NOMOD='incnn: kernel module not loaded (modprobe incnn)'
+NOMOD='incctl: kernel module not loaded (modprobe incnn)'
 expect "no family: module not loaded" nomod 1 "" "$NOMOD" show
 expect "no family, -j: nothing on stdout" nomod 1 "" "$NOMOD" -j flows
 expect "EPERM" eperm 1 "" "incctl: permission denied (need CAP_NET_ADMIN)" \

@@ -14,7 +14,9 @@
  * replicas are the same bit for bit; --json also gives rank 0's hash
  * ("digest"), to compare results between runs. Rank 0 regenerates every rank's
  * input (deterministic) and reports the largest error against the exact
- * (float64) sum, and the error budget where the codec has one.
+ * (float64) sum, and the error budget: the codec's (where it has one;
+ * 0 without a codec) plus the fp32 rounding of the sums, the figure every
+ * error is checked against.
  *
  * With --model, instead of the size sweep: the model's layer gradients
  * (userspace/collective/models.c) go through incnn_allreduce_layers()
@@ -335,7 +337,10 @@ static void gen_rank_input(const struct ar_opts *o, int rank, float *x,
 	incnn_gen_f32(&rng, o->dist, o->scale, x, n);
 }
 
-/* The error budget per element beyond fp32 rounding; < 0: none. */
+/*
+ * The codec's error budget per element, before fp32 rounding
+ * (check_errors() adds that); < 0: none.
+ */
 static double budget_of(const struct ar_opts *o, unsigned int codec,
 			unsigned int param, int N)
 {
@@ -508,28 +513,37 @@ static int gather(struct incnn_comm *comm, const float *buf, size_t n,
 
 /*
  * Rank 0: the largest error of the @n result floats in @buf against the
- * exact sums, in *@max_err; whether every one is within @budget (< 0:
- * none) plus the fp32 rounding of the N - 1 additions on top.
+ * exact sums, in *@max_err; whether every one is within *@budget (< 0:
+ * none, left as is). A budget >= 0 is the codec's (budget_of()); the fp32
+ * rounding of the N - 1 additions is added to it, for the largest sum of
+ * magnitudes, so that *@budget on return is the one figure every error
+ * is checked against: within if and only if *@max_err <= *@budget.
  */
 static bool check_errors(const float *buf, const double *exact,
-			 const double *ab, size_t n, int N, double budget,
+			 const double *ab, size_t n, int N, double *budget,
 			 double *max_err)
 {
-	double b = budget > 0 ? budget : 0;
-	bool within = true;
+	double b = *budget, max_ab = 0;
+	bool nan = false;
 	size_t i;
 
 	*max_err = 0;
 	for (i = 0; i < n; i++) {
 		double e = fabs(buf[i] - exact[i]);
-		double allowed = b + N * 0x1p-23 * (ab[i] + b);
 
-		if (!(e <= *max_err))
+		if (isnan(e))
+			nan = true;
+		else if (e > *max_err)
 			*max_err = e;
-		if (budget >= 0 && !(e <= allowed))
-			within = false;
+		if (ab[i] > max_ab)
+			max_ab = ab[i];
 	}
-	return within;
+	if (nan)
+		*max_err = NAN;
+	if (b < 0)
+		return true;
+	*budget = b + N * 0x1p-23 * (max_ab + b);
+	return !nan && *max_err <= *budget;
 }
 
 /* after the last row: close the JSON object, report --check's failure */
@@ -755,7 +769,7 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		if (rank != 0)
 			continue;
 		budget = budget_of(o, codec, param, N);
-		within = check_errors(b.buf, b.exact, b.ab, n, N, budget,
+		within = check_errors(b.buf, b.exact, b.ab, n, N, &budget,
 				      &max_err);
 		worst = sum.worst / o->iters;
 		wcomm = sum.comm / o->iters;
@@ -866,7 +880,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 		row.busbw = row.algbw * 2.0 * (N - 1) / N;
 		row.budget = budget_of(o, codec, param, N);
 		row.within = check_errors(b.buf, b.exact, b.ab, n, N,
-					  row.budget, &row.max_err);
+					  &row.budget, &row.max_err);
 		print_row(o, &row, k == 0);
 		if (o->check && (!row.identical || !row.within))
 			status = TU_EXIT_RUNTIME;

@@ -864,7 +864,8 @@ static int run_dataset(struct bench *b, struct dataset *d)
 	int status;
 
 	if (d->dist < 0) {
-		status = read_file(d);
+		/* main() read the file before the first measurement */
+		status = d->data ? 0 : read_file(d);
 		for (i = 0; !status && i < b->nsizes; i++) {
 			chunk = b->sizes[i] > SMALL_MAX ? BIG_CHUNK :
 				b->sizes[i];
@@ -1027,6 +1028,10 @@ int main(int argc, char **argv)
 		return fail("out of memory");
 	init_algos(b);
 	status = parse_args(b, argc, argv);
+	/* every --file is read and checked before anything is measured */
+	for (i = 0; !status && i < b->nsets; i++)
+		if (b->sets[i].dist < 0)
+			status = read_file(&b->sets[i]);
 	if (status)
 		goto out;
 

@@ -11,10 +11,11 @@
  * the files have the same length, 3 when they differ, 1 on an I/O error,
  * 2 on bad arguments.
  *
- * --pieces: GOT need only consist of 4-byte aligned pieces of EXPECTED, in
- * any order (iperf3 -F sends file blocks out of order and repeats some
- * after partial writes). Exit status 0 then means every byte of GOT is
- * covered by such a piece; bytes_differ counts those that are not.
+ * --pieces: GOT need only consist of pieces of EXPECTED that start at
+ * 4-byte aligned offsets of both files, in any order (iperf3 -F sends file
+ * blocks out of order and repeats some after partial writes; see
+ * cmp_pieces()). Exit status 0 then means every byte of GOT is covered
+ * by such a piece; bytes_differ counts those that are not.
  */
 #include <getopt.h>
 #include <math.h>
@@ -35,17 +36,52 @@ static int load(const char *name, unsigned char **buf, size_t *len)
 
 	if (fd < 0 || fstat(fd, &st)) {
 		fprintf(stderr, "incnn-cmp: %s: cannot open\n", name);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	*len = st.st_size;
 	*buf = malloc(*len + 1);
 	if (!*buf || tu_read_full(fd, *buf, *len) != (ssize_t)*len) {
 		fprintf(stderr, "incnn-cmp: %s: cannot read\n", name);
+		free(*buf);
 		close(fd);
 		return -1;
 	}
 	close(fd);
 	return 0;
+}
+
+#define USAGE	"usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n"
+
+static void usage(void)
+{
+	fputs(USAGE
+"Compare two files of little-endian fp32 values, value by value.\n"
+"\n"
+"Compares the common prefix of EXPECTED and GOT (after --skip bytes) and\n"
+"prints how many bytes were compared, how many values differ, and the\n"
+"largest and mean absolute difference over the finite values.\n"
+"\n"
+"options:\n"
+"  -s, --skip BYTES  ignore the first BYTES bytes of both files\n"
+"  -r, --pieces      GOT need only consist of pieces of EXPECTED that\n"
+"                    start at 4-byte aligned offsets of EXPECTED\n"
+"                    and of GOT, whole values long, in any order (what\n"
+"                    iperf3 -F delivers); a piece shorter than 32 bytes\n"
+"                    is searched for in all of EXPECTED (short_pieces\n"
+"                    counts them); bytes_differ counts the bytes of GOT\n"
+"                    in no piece\n"
+"  -j, --json        one JSON object instead of the text line\n"
+"  -h, --help        this help\n"
+"\n"
+"exit status:\n"
+"  0  the compared bytes are identical and the files have the same length\n"
+"     (--pieces: every byte of GOT is in a piece of EXPECTED)\n"
+"  1  a file cannot be read (or is too short for --pieces)\n"
+"  2  bad arguments\n"
+"  3  the values differ, or the lengths do (--pieces: some bytes of GOT\n"
+"     are in no piece of EXPECTED)\n", stdout);
 }
 
 #define WINDOW	32	/* bytes looked up at a time */
@@ -60,70 +96,148 @@ static uint64_t window_hash(const unsigned char *p)
 	return h;
 }
 
+/* EXPECTED's 4-byte aligned windows from @skip on, by hash */
+struct pindex {
+	const unsigned char *a;
+	size_t la, cap, *slot;
+};
+
+static int pindex_build(struct pindex *x, const unsigned char *a, size_t la,
+			size_t skip)
+{
+	size_t nw = (la - skip - WINDOW) / 4 + 1, i;
+
+	x->a = a;
+	x->la = la;
+	x->cap = 1;
+	while (x->cap < 2 * nw)
+		x->cap <<= 1;
+	x->slot = malloc(x->cap * sizeof(*x->slot));
+	if (!x->slot)
+		return -1;
+	for (i = 0; i < x->cap; i++)
+		x->slot[i] = SIZE_MAX;
+	for (i = skip; i + WINDOW <= la; i += 4) {
+		size_t h = window_hash(a + i) & (x->cap - 1);
+
+		while (x->slot[h] != SIZE_MAX &&
+		       memcmp(a + x->slot[h], a + i, WINDOW))
+			h = (h + 1) & (x->cap - 1);
+		if (x->slot[h] == SIZE_MAX)
+			x->slot[h] = i;
+	}
+	return 0;
+}
+
+/* where in EXPECTED the window at @p is (first position), or SIZE_MAX */
+static size_t pindex_find(const struct pindex *x, const unsigned char *p)
+{
+	size_t h = window_hash(p) & (x->cap - 1);
+
+	while (x->slot[h] != SIZE_MAX && memcmp(x->a + x->slot[h], p, WINDOW))
+		h = (h + 1) & (x->cap - 1);
+	return x->slot[h];
+}
+
+/* the first 4-byte aligned offset >= @from of @a where @n bytes of @p are */
+static size_t find_aligned(const unsigned char *a, size_t la, size_t from,
+			   const unsigned char *p, size_t n)
+{
+	size_t o;
+
+	for (o = from; o + n <= la; o += 4)
+		if (!memcmp(a + o, p, n))
+			return o;
+	return SIZE_MAX;
+}
+
+#define MAX_SHORT	1000	/* short pieces searched for, at most */
+
 /*
- * GOT as pieces of EXPECTED: index EXPECTED's 4-byte aligned windows by
- * hash (first position wins), then cover GOT greedily.
+ * GOT as pieces of EXPECTED: a piece starts at a 4-byte aligned offset of
+ * both files and is a whole number of values long (byte by byte, a piece
+ * would run on by chance into the next one: the high bytes of floats
+ * repeat). Pieces of at least WINDOW bytes are found through the index
+ * and extended as far as they match; a gap shorter than WINDOW between
+ * two of them (or at the end of GOT) is a short piece when it is found
+ * at an aligned offset of EXPECTED (iperf3 -F after partial writes sends
+ * such pieces, e.g. the last bytes of a block); *@nshort counts those.
+ * A last partial value must continue its piece. Bytes in no piece
+ * differ.
  */
+static size_t cover_pieces(const struct pindex *x, const unsigned char *b,
+			   size_t lb, size_t skip, size_t *npieces,
+			   size_t *nshort)
+{
+	size_t i, nh = 0, nhp = SIZE_MAX, end = 0, pend = SIZE_MAX;
+	size_t differ = 0, k, o;
+
+	for (i = skip; i + 4 <= lb;) {
+		/* nh: the next position >= i whose window is in EXPECTED */
+		if (nh < i || (nh == i && nhp == SIZE_MAX)) {
+			for (nh = i; nh + WINDOW <= lb; nh += 4) {
+				nhp = pindex_find(x, b + nh);
+				if (nhp != SIZE_MAX)
+					break;
+			}
+			if (nh + WINDOW > lb) {
+				nh = lb;
+				nhp = SIZE_MAX;
+			}
+		}
+		if (nh == i && nhp != SIZE_MAX) {
+			for (k = WINDOW; i + k + 4 <= lb && nhp + k + 4 <= x->la &&
+			     !memcmp(x->a + nhp + k, b + i + k, 4); k += 4)
+				;
+			end = nhp + k;
+			(*npieces)++;
+			i += k;
+			pend = i;
+			continue;
+		}
+		k = (nh - i) & ~(size_t)3;
+		o = k < WINDOW && *nshort < MAX_SHORT ?
+			find_aligned(x->a, x->la, skip, b + i, k) : SIZE_MAX;
+		if (o != SIZE_MAX) {
+			end = o + k;
+			(*npieces)++;
+			(*nshort)++;
+			i += k;
+			pend = i;
+			continue;
+		}
+		differ += 4;
+		i += 4;
+	}
+	/* a last partial value (< 4 bytes) continues the last piece */
+	if (i < lb && !(pend == i && end + (lb - i) <= x->la &&
+			!memcmp(x->a + end, b + i, lb - i)))
+		differ += lb - i;
+	return differ;
+}
+
 static int cmp_pieces(const unsigned char *a, size_t la,
 		      const unsigned char *b, size_t lb, size_t skip, int json)
 {
-	size_t nw, cap = 1, i, pieces = 0, differ = 0;
-	size_t *slot;
+	size_t pieces = 0, nshort = 0, differ;
+	struct pindex x;
 
 	if (la < skip + WINDOW || lb < skip) {
 		fprintf(stderr, "incnn-cmp: files too short for --pieces\n");
 		return 1;
 	}
-	nw = (la - skip - WINDOW) / 4 + 1;
-	while (cap < 2 * nw)
-		cap <<= 1;
-	slot = malloc(cap * sizeof(*slot));
-	if (!slot) {
+	if (pindex_build(&x, a, la, skip)) {
 		fprintf(stderr, "incnn-cmp: out of memory\n");
 		return 1;
 	}
-	for (i = 0; i < cap; i++)
-		slot[i] = SIZE_MAX;
-	for (i = skip; i + WINDOW <= la; i += 4) {
-		size_t h = window_hash(a + i) & (cap - 1);
-
-		while (slot[h] != SIZE_MAX &&
-		       memcmp(a + slot[h], a + i, WINDOW))
-			h = (h + 1) & (cap - 1);
-		if (slot[h] == SIZE_MAX)
-			slot[h] = i;
-	}
-
-	for (i = skip; i < lb;) {
-		size_t h, p, k;
-
-		if (lb - i < WINDOW) {
-			/* short tail: it must continue the last piece */
-			differ += lb - i;
-			break;
-		}
-		h = window_hash(b + i) & (cap - 1);
-		while (slot[h] != SIZE_MAX && memcmp(a + slot[h], b + i, WINDOW))
-			h = (h + 1) & (cap - 1);
-		if (slot[h] == SIZE_MAX) {
-			differ += 4;
-			i += 4;
-			continue;
-		}
-		p = slot[h];
-		for (k = WINDOW; i + k + 4 <= lb && p + k + 4 <= la &&
-		     !memcmp(a + p + k, b + i + k, 4); k += 4)
-			;
-		pieces++;
-		i += k;
-	}
-	free(slot);
+	differ = cover_pieces(&x, b, lb, skip, &pieces, &nshort);
+	free(x.slot);
 	if (json)
-		printf("{\"got_bytes\":%zu,\"expected_bytes\":%zu,\"pieces\":%zu,\"bytes_differ\":%zu}\n",
-		       lb, la, pieces, differ);
+		printf("{\"got_bytes\":%zu,\"expected_bytes\":%zu,\"pieces\":%zu,\"short_pieces\":%zu,\"bytes_differ\":%zu}\n",
+		       lb, la, pieces, nshort, differ);
 	else
-		printf("got %zu bytes as %zu pieces of %zu expected: %zu bytes differ\n",
-		       lb, pieces, la, differ);
+		printf("got %zu bytes as %zu pieces (%zu short) of %zu expected: %zu bytes differ\n",
+		       lb, pieces, nshort, la, differ);
 	return differ ? 3 : 0;
 }
 
@@ -158,19 +272,23 @@ int main(int argc, char **argv)
 			resync = 1;
 			break;
 		case 'h':
-			printf("usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n");
+			usage();
 			return 0;
 		default:
-			fprintf(stderr, "incnn-cmp: usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n");
+			fputs("incnn-cmp: " USAGE, stderr);
 			return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "incnn-cmp: usage: incnn-cmp [--skip BYTES] [--pieces] [--json] EXPECTED GOT\n");
+		fputs("incnn-cmp: " USAGE, stderr);
 		return 2;
 	}
-	if (load(argv[optind], &a, &la) || load(argv[optind + 1], &b, &lb))
+	if (load(argv[optind], &a, &la))
 		return 1;
+	if (load(argv[optind + 1], &b, &lb)) {
+		free(a);
+		return 1;
+	}
 
 	if (resync) {
 		c = cmp_pieces(a, la, b, lb, skip, json);
@@ -197,7 +315,7 @@ int main(int argc, char **argv)
 		if (d > maxerr)
 			maxerr = d;
 	}
-	if (memcmp(a + skip, b + skip, n - i))
+	if (memcmp(a + skip + i, b + skip + i, n - i))
 		differ++;
 
 	if (json)
