@@ -218,7 +218,8 @@ TEST(rht_inverse_identity_avx2)
 
 /* --- aggregate == decode of the exact integer sum --------------------- */
 
-TEST(aggregate_equals_decode_of_integer_sum)
+static void aggregate_equals_decode_of_integer_sum_body(struct __test_metadata *_metadata,
+							bool simd)
 {
 	const unsigned int N = 4;
 	const size_t n = 5000;
@@ -232,6 +233,9 @@ TEST(aggregate_equals_decode_of_integer_sum)
 	unsigned int r;
 
 	ASSERT_NE(NULL, t);
+	if (simd && !incnn_thc_set_simd(t, true))
+		SKIP(incnn_thc_destroy(t); return, "no AVX2");
+	incnn_thc_set_simd(t, simd);
 	np = incnn_thc_padded(t, n);
 	nb = incnn_thc_nblocks(t, n);
 	ASSERT_EQ((size_t)4096 + 1024, np);
@@ -262,6 +266,23 @@ TEST(aggregate_equals_decode_of_integer_sum)
 	ASSERT_EQ(0, incnn_thc_decode(t, a, n, acc, 8, N, lmax, 5));
 	ASSERT_EQ(0, incnn_thc_decode(t, b, n, sum, 32, N, lmax, 5));
 	ASSERT_EQ(0, memcmp(a, b, np * 4));
+	/*
+	 * the decode formula, independently: v = M (2 Y / (g N) - 1) per
+	 * block (M = t_p l), in double, then the inverse RHT
+	 */
+	for (i = 0; i < np; i++) {
+		double m = (float)(incnn_thc_tp(t) * lmax[i >> 12]);
+
+		one[i] = (float)(m * (2.0 * sum[i] / (30.0 * N) - 1));
+	}
+	ASSERT_EQ(0, incnn_thc_rht_inverse(t, one, n, 5));
+	for (i = 0; i < np; i++) {
+		e2 += ((double)one[i] - a[i]) * ((double)one[i] - a[i]);
+		d2 += (double)a[i] * a[i];
+	}
+	EXPECT_TRUE(sqrt(e2) <= 1e-6 * sqrt(d2))
+		TH_LOG("formula: ||err|| %g ||dec|| %g", sqrt(e2), sqrt(d2));
+	e2 = d2 = 0;
 	/* homomorphic: the average of the single decodes, to fp32 rounding */
 	for (r = 0; r < N; r++) {
 		uint8_t *l1 = calloc(np, 1);
@@ -290,6 +311,16 @@ TEST(aggregate_equals_decode_of_integer_sum)
 	incnn_thc_destroy(t);
 }
 
+TEST(aggregate_equals_decode_of_integer_sum_scalar)
+{
+	aggregate_equals_decode_of_integer_sum_body(_metadata, false);
+}
+
+TEST(aggregate_equals_decode_of_integer_sum_avx2)
+{
+	aggregate_equals_decode_of_integer_sum_body(_metadata, true);
+}
+
 /* --- unbiasedness ----------------------------------------------------- */
 
 /*
@@ -300,7 +331,8 @@ TEST(aggregate_equals_decode_of_integer_sum)
  * (P(fail) ~ 256 * 6e-7) and mean z^2 in [0.7, 1.3] (~3.4 sigma).
  * Rounding always down or up fails by hundreds of sigma.
  */
-TEST(estimator_unbiased)
+static void estimator_unbiased_body(struct __test_metadata *_metadata,
+				    bool simd)
 {
 	const size_t n = 256;
 	const unsigned int K = 4000;
@@ -312,6 +344,9 @@ TEST(estimator_unbiased)
 	size_t i;
 
 	ASSERT_NE(NULL, t);
+	if (simd && !incnn_thc_set_simd(t, true))
+		SKIP(incnn_thc_destroy(t); return, "no AVX2");
+	incnn_thc_set_simd(t, simd);
 	fill(x, n, 77, 1.0f);
 	ASSERT_EQ(0, incnn_thc_prepare(t, x, NULL, n, 9, work, &norm));
 	lmax = 4 * norm;
@@ -339,9 +374,20 @@ TEST(estimator_unbiased)
 	incnn_thc_destroy(t);
 }
 
+TEST(estimator_unbiased_scalar)
+{
+	estimator_unbiased_body(_metadata, false);
+}
+
+TEST(estimator_unbiased_avx2)
+{
+	estimator_unbiased_body(_metadata, true);
+}
+
 /* --- lane overflow ---------------------------------------------------- */
 
-TEST(no_lane_overflow_at_max_n)
+static void no_lane_overflow_at_max_n_body(struct __test_metadata *_metadata,
+					   bool simd)
 {
 	struct incnn_thc *t = mk_default(5, 12);
 	const size_t n = 4096;
@@ -354,6 +400,10 @@ TEST(no_lane_overflow_at_max_n)
 	size_t i;
 
 	ASSERT_NE(NULL, t);
+	if (simd && !incnn_thc_set_simd(t, true))
+		SKIP(incnn_thc_destroy(t); free(idx); free(acc8); free(acc16);
+		     free(acc32); free(out); return, "no AVX2");
+	incnn_thc_set_simd(t, simd);
 	/* g = 30: 8 bits for N <= 8, 16 for <= 2184, 32 for <= 71582788 */
 	ASSERT_EQ(8, incnn_thc_lane_bits(t, 8, NULL, 0));
 	ASSERT_EQ(16, incnn_thc_lane_bits(t, 9, NULL, 0));
@@ -411,6 +461,16 @@ TEST(no_lane_overflow_at_max_n)
 	free(acc32);
 	free(out);
 	incnn_thc_destroy(t);
+}
+
+TEST(no_lane_overflow_at_max_n_scalar)
+{
+	no_lane_overflow_at_max_n_body(_metadata, false);
+}
+
+TEST(no_lane_overflow_at_max_n_avx2)
+{
+	no_lane_overflow_at_max_n_body(_metadata, true);
 }
 
 /* --- AVX2 == scalar --------------------------------------------------- */
@@ -580,13 +640,17 @@ static void ring_sim(struct __test_metadata *_metadata,
 	free(part);
 }
 
-TEST(replicas_identical_ps_and_ring)
+static void replicas_identical_ps_and_ring_body(struct __test_metadata *_metadata,
+						bool simd)
 {
 	const size_t n = 3001;
 	struct incnn_thc *t = mk_default(21, 10);
 	unsigned int N, r;
 
 	ASSERT_NE(NULL, t);
+	if (simd && !incnn_thc_set_simd(t, true))
+		SKIP(incnn_thc_destroy(t); return, "no AVX2");
+	incnn_thc_set_simd(t, simd);
 	for (N = 2; N <= 8; N++) {
 		size_t np = incnn_thc_padded(t, n), nb = incnn_thc_nblocks(t, n);
 		int lb = incnn_thc_lane_bits(t, N, NULL, 0);
@@ -628,6 +692,16 @@ TEST(replicas_identical_ps_and_ring)
 		free(bcast);
 	}
 	incnn_thc_destroy(t);
+}
+
+TEST(replicas_identical_ps_and_ring_scalar)
+{
+	replicas_identical_ps_and_ring_body(_metadata, false);
+}
+
+TEST(replicas_identical_ps_and_ring_avx2)
+{
+	replicas_identical_ps_and_ring_body(_metadata, true);
 }
 
 /* --- bad parameters ---------------------------------------------------- */
