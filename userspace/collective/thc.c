@@ -320,28 +320,6 @@ static uint64_t quant_key(const struct incnn_thc *t, uint64_t nonce)
 	return mix64(t->p.seed ^ mix64(nonce ^ 0x5155414e54ull));
 }
 
-/*
- * D, and a scale: x[i] = +-x[i] * scale, the sign of coordinate c =
- * base + i being bit c % 32 of the hash of c / 32
- */
-static void apply_signs(float *x, size_t len, uint32_t base, uint64_t key,
-			float scale)
-{
-	uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32), s = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		uint32_t c = base + (uint32_t)i, v;
-
-		if (i == 0 || c % 32 == 0)
-			s = thc_hash32(c / 32, k0, k1);
-		memcpy(&v, &x[i], 4);
-		v ^= ((s >> (c % 32)) & 1) << 31;
-		memcpy(&x[i], &v, 4);
-		x[i] *= scale;
-	}
-}
-
 /* --- scalar reference kernels ------------------------------------------- */
 
 /* 16 partial sums (coordinate i into sum i % 16), then a fixed tree */
@@ -458,7 +436,56 @@ int thc_add_ref(const struct incnn_thc *t, void *dst, unsigned int dbits,
 	return bad ? -EBADMSG : 0;
 }
 
+/*
+ * D, and a scale: x[i] = +-x[i] * scale, the sign of coordinate c =
+ * base + i being bit c % 32 of the hash of c / 32
+ */
+void thc_signs_ref(float *x, size_t len, uint32_t base, uint32_t k0,
+		   uint32_t k1, float scale)
+{
+	uint32_t s = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		uint32_t c = base + (uint32_t)i, v;
+
+		if (i == 0 || c % 32 == 0)
+			s = thc_hash32(c / 32, k0, k1);
+		memcpy(&v, &x[i], 4);
+		v ^= ((s >> (c % 32)) & 1) << 31;
+		memcpy(&x[i], &v, 4);
+		x[i] *= scale;
+	}
+}
+
+/* out = (float)lane * sc - mb; false if a lane exceeds limit */
+bool thc_unlane_ref(float *out, const void *lanes, unsigned int bits,
+		    uint32_t limit, float sc, float mb, size_t len)
+{
+	bool bad = false;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		uint32_t y = get_lane(lanes, bits, i);
+
+		bad |= y > limit;
+		out[i] = (float)(int32_t)y * sc - mb;
+	}
+	return !bad;
+}
+
 /* --- the RHT ------------------------------------------------------------ */
+
+static void apply_signs(const struct incnn_thc *t, float *x, size_t len,
+			uint32_t base, uint64_t key, float scale)
+{
+	uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+
+	if (t->simd)
+		t->simd->signs(x, len, base, k0, k1, scale);
+	else
+		thc_signs_ref(x, len, base, k0, k1, scale);
+}
 
 static void fwht(const struct incnn_thc *t, float *x, size_t len)
 {
@@ -483,7 +510,7 @@ int incnn_thc_rht(const struct incnn_thc *t, float *x, size_t n,
 		return -EINVAL;
 	for (k = 0; k < nb; k++) {
 		off = block_at(t, n, k, &len);
-		apply_signs(x + off, len, (uint32_t)off, key, 1.0f);
+		apply_signs(t, x + off, len, (uint32_t)off, key, 1.0f);
 		fwht(t, x + off, len);
 	}
 	return 0;
@@ -500,7 +527,7 @@ int incnn_thc_rht_inverse(const struct incnn_thc *t, float *x, size_t n,
 	for (k = 0; k < nb; k++) {
 		off = block_at(t, n, k, &len);
 		fwht(t, x + off, len);
-		apply_signs(x + off, len, (uint32_t)off, key, 1.0f / len);
+		apply_signs(t, x + off, len, (uint32_t)off, key, 1.0f / len);
 	}
 	return 0;
 }
@@ -516,9 +543,14 @@ int incnn_thc_prepare(const struct incnn_thc *t, const float *grad,
 
 	if (check_n(n))
 		return -EINVAL;
-	for (i = 0; i < n; i++)
-		work[i] = ef ? grad[i] + ef[i] : grad[i];
-	for (; i < incnn_thc_padded(t, n); i++)
+	if (!ef)
+		memcpy(work, grad, n * sizeof(*work));
+	else if (t->simd)
+		t->simd->vadd(work, grad, ef, n);
+	else
+		for (i = 0; i < n; i++)
+			work[i] = grad[i] + ef[i];
+	for (i = n; i < incnn_thc_padded(t, n); i++)
 		work[i] = 0;
 	for (k = 0; k < nb; k++) {
 		float s;
@@ -680,7 +712,7 @@ int incnn_thc_decode(const struct incnn_thc *t, float *out, size_t n,
 		     const void *lanes, unsigned int bits, unsigned int workers,
 		     const float *lmax, uint64_t nonce)
 {
-	size_t k, nb = incnn_thc_nblocks(t, n), i, len, off;
+	size_t k, nb = incnn_thc_nblocks(t, n), len, off;
 	uint64_t limit = (uint64_t)workers * t->p.gran;
 	uint64_t key = sign_key(t, nonce);
 	bool bad = false;
@@ -692,19 +724,21 @@ int incnn_thc_decode(const struct incnn_thc *t, float *out, size_t n,
 	for (k = 0; k < nb; k++) {
 		float m = block_m(t, lmax[k]);
 		double dm = (double)m;
+		const uint8_t *in;
 		float sc, mb;
 
 		off = block_at(t, n, k, &len);
 		sc = (float)(2.0 * dm / ((double)t->p.gran * workers) / len);
 		mb = (float)(dm / len);
-		for (i = off; i < off + len; i++) {
-			uint32_t y = get_lane(lanes, bits, i);
-
-			bad |= y > limit;
-			out[i] = (float)(int32_t)y * sc - mb;
-		}
+		in = (const uint8_t *)lanes + off * bits / 8;
+		if (t->simd)
+			bad |= !t->simd->unlane(out + off, in, bits,
+						(uint32_t)limit, sc, mb, len);
+		else
+			bad |= !thc_unlane_ref(out + off, in, bits,
+					       (uint32_t)limit, sc, mb, len);
 		fwht(t, out + off, len);
-		apply_signs(out + off, len, (uint32_t)off, key, 1.0f);
+		apply_signs(t, out + off, len, (uint32_t)off, key, 1.0f);
 	}
 	return bad ? -EBADMSG : 0;
 }

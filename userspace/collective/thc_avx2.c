@@ -322,7 +322,67 @@ static int add_avx2(const struct incnn_thc *t, void *dst, unsigned int dbits,
 	return ok ? rc : -EBADMSG;
 }
 
+static void signs_avx2(float *x, size_t len, uint32_t base, uint32_t k0,
+		       uint32_t k1, float scale)
+{
+	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+	const __m256 sc = _mm256_set1_ps(scale);
+	uint32_t s = 0;
+	size_t i;
+
+	for (i = 0; i < len; i += 8) {
+		uint32_t c = base + (uint32_t)i;
+		__m256i m;
+		__m256 v;
+
+		if (i == 0 || c % 32 == 0)
+			s = thc_hash32(c / 32, k0, k1);
+		m = _mm256_and_si256(_mm256_set1_epi32((int)((s >> (c % 32)) & 0xff)),
+				     bit);
+		m = _mm256_slli_epi32(_mm256_cmpeq_epi32(m, bit), 31);
+		v = _mm256_xor_ps(_mm256_loadu_ps(x + i), _mm256_castsi256_ps(m));
+		_mm256_storeu_ps(x + i, _mm256_mul_ps(v, sc));
+	}
+}
+
+/* 8 lanes from @p at @i, widened to 32 bits */
+static __m256i lanes8(const void *p, unsigned int bits, size_t i)
+{
+	return src32(p, bits, i);
+}
+
+static bool unlane_avx2(float *out, const void *lanes, unsigned int bits,
+			uint32_t limit, float sc, float mb, size_t len)
+{
+	const __m256 vs = _mm256_set1_ps(sc), vm = _mm256_set1_ps(mb);
+	__m256i mx = _mm256_setzero_si256();
+	size_t i;
+
+	for (i = 0; i < len; i += 8) {
+		__m256i y = lanes8(lanes, bits, i);
+
+		mx = _mm256_max_epu32(mx, y);
+		_mm256_storeu_ps(out + i, _mm256_sub_ps(_mm256_mul_ps(
+					_mm256_cvtepi32_ps(y), vs), vm));
+	}
+	return ok32(mx, limit);
+}
+
+static void vadd_avx2(float *dst, const float *a, const float *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_loadu_ps(a + i),
+							_mm256_loadu_ps(b + i)));
+	for (; i < n; i++)
+		dst[i] = a[i] + b[i];
+}
+
 static const struct thc_simd_ops ops = {
+	.signs = signs_avx2,
+	.unlane = unlane_avx2,
+	.vadd = vadd_avx2,
 	.sumsq = sumsq_avx2,
 	.fwht = fwht_avx2,
 	.quant = quant_avx2,

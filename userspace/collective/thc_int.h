@@ -57,11 +57,16 @@ void thc_quant_ref(const struct incnn_thc *t, const float *y, size_t len,
 int thc_add_ref(const struct incnn_thc *t, void *dst, unsigned int dbits,
 		const void *src, unsigned int sbits, uint32_t limit,
 		const uint8_t *idx, size_t n);
+void thc_signs_ref(float *x, size_t len, uint32_t base, uint32_t k0,
+		   uint32_t k1, float scale);
+bool thc_unlane_ref(float *out, const void *lanes, unsigned int bits,
+		    uint32_t limit, float sc, float mb, size_t len);
 
 /*
- * AVX2 kernels, for b = 4 (quant, add) and any block (sumsq, fwht; len a
- * power of two >= 16). quant: len a multiple of 16, idx at the block's
- * first byte. add: as thc_add_ref, same return value.
+ * AVX2 kernels, for b = 4 (quant, add) and any block (sumsq, fwht, signs,
+ * unlane; len a power of two >= 16, base a multiple of 16). quant: idx at
+ * the block's first byte. add, unlane: the same return value as the
+ * reference. vadd: dst = a + b element-wise (any n).
  */
 struct thc_simd_ops {
 	float (*sumsq)(const float *x, size_t len);
@@ -71,6 +76,11 @@ struct thc_simd_ops {
 	int (*add)(const struct incnn_thc *t, void *dst, unsigned int dbits,
 		   const void *src, unsigned int sbits, uint32_t limit,
 		   const uint8_t *idx, size_t n);
+	void (*signs)(float *x, size_t len, uint32_t base, uint32_t k0,
+		      uint32_t k1, float scale);
+	bool (*unlane)(float *out, const void *lanes, unsigned int bits,
+		       uint32_t limit, float sc, float mb, size_t len);
+	void (*vadd)(float *dst, const float *a, const float *b, size_t n);
 };
 
 /* NULL when built without AVX2 (thc_avx2.c) */
