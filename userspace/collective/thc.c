@@ -534,37 +534,54 @@ int incnn_thc_rht_inverse(const struct incnn_thc *t, float *x, size_t n,
 
 /* --- worker ------------------------------------------------------------- */
 
+/* one block of prepare, scalar: x = g (+ ef), zero padding, ||x||^2, H D x */
+static float prep_ref(const float *g, const float *ef, size_t valid,
+		      size_t len, float *w, uint32_t base, uint64_t key)
+{
+	size_t i;
+	float s;
+
+	for (i = 0; i < valid; i++)
+		w[i] = ef ? g[i] + ef[i] : g[i];
+	for (; i < len; i++)
+		w[i] = 0;
+	s = thc_sumsq_ref(w, len);
+	thc_signs_ref(w, len, base, (uint32_t)key, (uint32_t)(key >> 32), 1.0f);
+	thc_fwht_ref(w, len);
+	return s;
+}
+
 int incnn_thc_prepare(const struct incnn_thc *t, const float *grad,
 		      const float *ef, size_t n, uint64_t nonce, float *work,
 		      float *norms)
 {
-	size_t k, nb = incnn_thc_nblocks(t, n), i, len, off;
+	size_t k, nb = incnn_thc_nblocks(t, n), len, off, valid;
+	uint64_t key = sign_key(t, nonce);
 	int rc = 0;
 
 	if (check_n(n))
 		return -EINVAL;
-	if (!ef)
-		memcpy(work, grad, n * sizeof(*work));
-	else if (t->simd)
-		t->simd->vadd(work, grad, ef, n);
-	else
-		for (i = 0; i < n; i++)
-			work[i] = grad[i] + ef[i];
-	for (i = n; i < incnn_thc_padded(t, n); i++)
-		work[i] = 0;
 	for (k = 0; k < nb; k++) {
+		const float *e;
 		float s;
 
 		off = block_at(t, n, k, &len);
-		s = t->simd ? t->simd->sumsq(work + off, len) :
-			      thc_sumsq_ref(work + off, len);
+		valid = n - off < len ? n - off : len;
+		e = ef ? ef + off : NULL;
+		if (t->simd) {
+			s = t->simd->prep(grad + off, e, valid, len, work + off,
+					  (uint32_t)off, (uint32_t)key,
+					  (uint32_t)(key >> 32));
+			t->simd->fwht_rest(work + off, len);
+		} else {
+			s = prep_ref(grad + off, e, valid, len, work + off,
+				     (uint32_t)off, key);
+		}
 		norms[k] = sqrtf(s);
 		if (!(norms[k] < NORM_LIMIT))
 			rc = -ERANGE;
 	}
-	if (rc)
-		return rc;
-	return incnn_thc_rht(t, work, n, nonce);
+	return rc;
 }
 
 static int check_lmax(const float *lmax, size_t nb)
@@ -731,13 +748,15 @@ int incnn_thc_decode(const struct incnn_thc *t, float *out, size_t n,
 		sc = (float)(2.0 * dm / ((double)t->p.gran * workers) / len);
 		mb = (float)(dm / len);
 		in = (const uint8_t *)lanes + off * bits / 8;
-		if (t->simd)
-			bad |= !t->simd->unlane(out + off, in, bits,
-						(uint32_t)limit, sc, mb, len);
-		else
+		if (t->simd) {
+			bad |= !t->simd->unlane_h(out + off, in, bits,
+						  (uint32_t)limit, sc, mb, len);
+			t->simd->fwht_rest(out + off, len);
+		} else {
 			bad |= !thc_unlane_ref(out + off, in, bits,
 					       (uint32_t)limit, sc, mb, len);
-		fwht(t, out + off, len);
+			thc_fwht_ref(out + off, len);
+		}
 		apply_signs(t, out + off, len, (uint32_t)off, key, 1.0f);
 	}
 	return bad ? -EBADMSG : 0;

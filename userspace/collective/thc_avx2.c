@@ -16,42 +16,24 @@
 #include <errno.h>
 #include <immintrin.h>
 
-static float sumsq_avx2(const float *x, size_t len)
-{
-	__m256 a0 = _mm256_setzero_ps(), a1 = a0, r;
-	__m128 s;
-	size_t i;
-
-	for (i = 0; i < len; i += 16) {
-		__m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
-
-		a0 = _mm256_add_ps(a0, _mm256_mul_ps(v0, v0));
-		a1 = _mm256_add_ps(a1, _mm256_mul_ps(v1, v1));
-	}
-	r = _mm256_add_ps(a0, a1);
-	s = _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-	return _mm_cvtss_f32(s);
-}
-
-/* stages h = 1, 2, 4 inside each vector: r = swapped + (+-v) */
-static void fwht_in8(float *x, size_t len)
+/* stages h = 1, 2, 4 inside one vector: r = swapped + (+-v) */
+static inline __m256 h8(__m256 v)
 {
 	const __m256 m1 = _mm256_setr_ps(0, -0.0f, 0, -0.0f, 0, -0.0f, 0, -0.0f);
 	const __m256 m2 = _mm256_setr_ps(0, 0, -0.0f, -0.0f, 0, 0, -0.0f, -0.0f);
 	const __m256 m4 = _mm256_setr_ps(0, 0, 0, 0, -0.0f, -0.0f, -0.0f, -0.0f);
+
+	v = _mm256_add_ps(_mm256_permute_ps(v, 0xb1), _mm256_xor_ps(v, m1));
+	v = _mm256_add_ps(_mm256_permute_ps(v, 0x4e), _mm256_xor_ps(v, m2));
+	return _mm256_add_ps(_mm256_permute2f128_ps(v, v, 1), _mm256_xor_ps(v, m4));
+}
+
+static void fwht_in8(float *x, size_t len)
+{
 	size_t i;
 
-	for (i = 0; i < len; i += 8) {
-		__m256 v = _mm256_loadu_ps(x + i);
-
-		v = _mm256_add_ps(_mm256_permute_ps(v, 0xb1), _mm256_xor_ps(v, m1));
-		v = _mm256_add_ps(_mm256_permute_ps(v, 0x4e), _mm256_xor_ps(v, m2));
-		v = _mm256_add_ps(_mm256_permute2f128_ps(v, v, 1),
-				  _mm256_xor_ps(v, m4));
-		_mm256_storeu_ps(x + i, v);
-	}
+	for (i = 0; i < len; i += 8)
+		_mm256_storeu_ps(x + i, h8(_mm256_loadu_ps(x + i)));
 }
 
 /* stage h (>= 8) */
@@ -90,15 +72,20 @@ static void fwht_r4(float *x, size_t len, size_t h)
 		}
 }
 
-static void fwht_avx2(float *x, size_t len)
+static void fwht_rest_avx2(float *x, size_t len)
 {
 	size_t h = 8;
 
-	fwht_in8(x, len);
 	for (; 4 * h <= len; h *= 4)
 		fwht_r4(x, len, h);
 	if (2 * h <= len)
 		fwht_r2(x, len, h);
+}
+
+static void fwht_avx2(float *x, size_t len)
+{
+	fwht_in8(x, len);
+	fwht_rest_avx2(x, len);
 }
 
 static __m256i hash8(__m256i i, __m256i k0, __m256i k1)
@@ -322,68 +309,93 @@ static int add_avx2(const struct incnn_thc *t, void *dst, unsigned int dbits,
 	return ok ? rc : -EBADMSG;
 }
 
+/* the sign mask of D for coordinates c .. c + 7 (c % 8 == 0) of word s */
+static inline __m256 sign8(uint32_t s, uint32_t c)
+{
+	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+	__m256i m = _mm256_and_si256(_mm256_set1_epi32((int)((s >> (c % 32)) & 0xff)),
+				     bit);
+
+	return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cmpeq_epi32(m, bit), 31));
+}
+
 static void signs_avx2(float *x, size_t len, uint32_t base, uint32_t k0,
 		       uint32_t k1, float scale)
 {
-	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
 	const __m256 sc = _mm256_set1_ps(scale);
 	uint32_t s = 0;
 	size_t i;
 
 	for (i = 0; i < len; i += 8) {
 		uint32_t c = base + (uint32_t)i;
-		__m256i m;
-		__m256 v;
 
 		if (i == 0 || c % 32 == 0)
 			s = thc_hash32(c / 32, k0, k1);
-		m = _mm256_and_si256(_mm256_set1_epi32((int)((s >> (c % 32)) & 0xff)),
-				     bit);
-		m = _mm256_slli_epi32(_mm256_cmpeq_epi32(m, bit), 31);
-		v = _mm256_xor_ps(_mm256_loadu_ps(x + i), _mm256_castsi256_ps(m));
-		_mm256_storeu_ps(x + i, _mm256_mul_ps(v, sc));
+		_mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_xor_ps(
+				_mm256_loadu_ps(x + i), sign8(s, c)), sc));
 	}
 }
 
-/* 8 lanes from @p at @i, widened to 32 bits */
-static __m256i lanes8(const void *p, unsigned int bits, size_t i)
+static float prep_avx2(const float *g, const float *ef, size_t valid,
+		       size_t len, float *w, uint32_t base, uint32_t k0,
+		       uint32_t k1)
 {
-	return src32(p, bits, i);
+	__m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, r;
+	uint32_t s = 0;
+	size_t i, j;
+	__m128 q;
+
+	for (i = 0; i < len; i += 8) {
+		uint32_t c = base + (uint32_t)i;
+		__m256 v;
+
+		if (i + 8 <= valid) {
+			v = _mm256_loadu_ps(g + i);
+			if (ef)
+				v = _mm256_add_ps(v, _mm256_loadu_ps(ef + i));
+		} else {
+			float tmp[8];
+
+			for (j = 0; j < 8; j++)
+				tmp[j] = i + j < valid ?
+					 (ef ? g[i + j] + ef[i + j] : g[i + j]) : 0;
+			v = _mm256_loadu_ps(tmp);
+		}
+		acc[(i / 8) % 2] = _mm256_add_ps(acc[(i / 8) % 2],
+						 _mm256_mul_ps(v, v));
+		if (i == 0 || c % 32 == 0)
+			s = thc_hash32(c / 32, k0, k1);
+		_mm256_storeu_ps(w + i, h8(_mm256_xor_ps(v, sign8(s, c))));
+	}
+	r = _mm256_add_ps(acc[0], acc[1]);
+	q = _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
+	q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+	q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+	return _mm_cvtss_f32(q);
 }
 
-static bool unlane_avx2(float *out, const void *lanes, unsigned int bits,
-			uint32_t limit, float sc, float mb, size_t len)
+static bool unlane_h_avx2(float *out, const void *lanes, unsigned int bits,
+			  uint32_t limit, float sc, float mb, size_t len)
 {
 	const __m256 vs = _mm256_set1_ps(sc), vm = _mm256_set1_ps(mb);
 	__m256i mx = _mm256_setzero_si256();
 	size_t i;
 
 	for (i = 0; i < len; i += 8) {
-		__m256i y = lanes8(lanes, bits, i);
+		__m256i y = src32(lanes, bits, i);
 
 		mx = _mm256_max_epu32(mx, y);
-		_mm256_storeu_ps(out + i, _mm256_sub_ps(_mm256_mul_ps(
-					_mm256_cvtepi32_ps(y), vs), vm));
+		_mm256_storeu_ps(out + i, h8(_mm256_sub_ps(_mm256_mul_ps(
+					_mm256_cvtepi32_ps(y), vs), vm)));
 	}
 	return ok32(mx, limit);
 }
 
-static void vadd_avx2(float *dst, const float *a, const float *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_loadu_ps(a + i),
-							_mm256_loadu_ps(b + i)));
-	for (; i < n; i++)
-		dst[i] = a[i] + b[i];
-}
-
 static const struct thc_simd_ops ops = {
+	.prep = prep_avx2,
+	.unlane_h = unlane_h_avx2,
+	.fwht_rest = fwht_rest_avx2,
 	.signs = signs_avx2,
-	.unlane = unlane_avx2,
-	.vadd = vadd_avx2,
-	.sumsq = sumsq_avx2,
 	.fwht = fwht_avx2,
 	.quant = quant_avx2,
 	.add = add_avx2,

@@ -63,13 +63,11 @@ bool thc_unlane_ref(float *out, const void *lanes, unsigned int bits,
 		    uint32_t limit, float sc, float mb, size_t len);
 
 /*
- * AVX2 kernels, for b = 4 (quant, add) and any block (sumsq, fwht, signs,
- * unlane; len a power of two >= 16, base a multiple of 16). quant: idx at
- * the block's first byte. add, unlane: the same return value as the
- * reference. vadd: dst = a + b element-wise (any n).
+ * AVX2 kernels, for b = 4 (quant, add) and any block (the others; len a
+ * power of two >= 16, base a multiple of 16). quant: idx at the block's
+ * first byte. add, unlane_h: the same return value as the reference.
  */
 struct thc_simd_ops {
-	float (*sumsq)(const float *x, size_t len);
 	void (*fwht)(float *x, size_t len);
 	void (*quant)(const struct incnn_thc *t, const float *y, size_t len,
 		      const struct thc_qblk *q, uint8_t *idx);
@@ -78,9 +76,17 @@ struct thc_simd_ops {
 		   const uint8_t *idx, size_t n);
 	void (*signs)(float *x, size_t len, uint32_t base, uint32_t k0,
 		      uint32_t k1, float scale);
-	bool (*unlane)(float *out, const void *lanes, unsigned int bits,
-		       uint32_t limit, float sc, float mb, size_t len);
-	void (*vadd)(float *dst, const float *a, const float *b, size_t n);
+	/*
+	 * Fused: prep = the copy of @valid floats of g (+ ef) into w, zeros
+	 * to len, D, and the sum of squares (returned) and the first three
+	 * Hadamard stages; unlane_h = unlane and those stages. fwht_rest
+	 * then does the stages h >= 8.
+	 */
+	float (*prep)(const float *g, const float *ef, size_t valid, size_t len,
+		      float *w, uint32_t base, uint32_t k0, uint32_t k1);
+	bool (*unlane_h)(float *out, const void *lanes, unsigned int bits,
+			 uint32_t limit, float sc, float mb, size_t len);
+	void (*fwht_rest)(float *x, size_t len);
 };
 
 /* NULL when built without AVX2 (thc_avx2.c) */
