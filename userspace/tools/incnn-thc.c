@@ -6,7 +6,7 @@
  *   incnn-thc table [-b BITS] [-g GRAN] [-p P]
  *	the optimal table T_{b,g,p} as computed by the library, one line
  *	(compare: scripts/thc-table.py -b BITS -g GRAN -p P)
- *   incnn-thc bench [-n FLOATS] [-N WORKERS] [-t SECONDS] [--scalar]
+ *   incnn-thc bench [-n FLOATS[K|M|G]] [-N WORKERS] [-t SECONDS] [--scalar]
  *	GB/s on one core (the fastest call, in thread CPU time), beside
  *	memcpy of the same bytes in the same run:
  *	compress (prepare + encode, and with error feedback), decompress
@@ -223,12 +223,19 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t u;
 	long v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, ":b:g:p:B:n:N:t:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'b': case 'g': case 'B': case 'n': case 'N':
+		case 'n':
+			if (tu_parse_u64(optarg, &u) || !u || u > INCNN_THC_MAX_N)
+				return tu_error(prog, TU_EXIT_USAGE,
+						"-n %s: not a count in [1, 1G]", optarg);
+			o->n = u;
+			break;
+		case 'b': case 'g': case 'B': case 'N':
 			if (tu_parse_long(optarg, 1, 1L << 30, &v))
 				return tu_error(prog, TU_EXIT_USAGE,
 						"-%c %s: not an integer in [1, 2^30]",
@@ -239,8 +246,6 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->p.gran = v;
 			else if (c == 'B')
 				o->p.block_log2 = v;
-			else if (c == 'n')
-				o->n = v;
 			else
 				o->workers = v;
 			break;
