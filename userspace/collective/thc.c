@@ -635,11 +635,23 @@ int incnn_thc_encode(const struct incnn_thc *t, const float *work, size_t n,
 	return 0;
 }
 
+/* d = work - (T[idx] * sc - m), one block, scalar */
+void thc_efd_ref(const struct incnn_thc *t, float *d, const float *work,
+		 const uint8_t *idx, float sc, float m, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		d[i] = work[i] - ((float)t->table[get_idx(idx, t->p.bits, i)] *
+				  sc - m);
+}
+
 int incnn_thc_ef_update(const struct incnn_thc *t, float *ef, size_t n,
 			const float *work, const uint8_t *idx,
 			const float *lmax, uint64_t nonce, float *scratch)
 {
-	size_t k, nb = incnn_thc_nblocks(t, n), i, len, off;
+	size_t k, nb = incnn_thc_nblocks(t, n), len, off;
+	uint64_t key = sign_key(t, nonce);
 
 	if (check_n(n))
 		return -EINVAL;
@@ -648,14 +660,21 @@ int incnn_thc_ef_update(const struct incnn_thc *t, float *ef, size_t n,
 	for (k = 0; k < nb; k++) {
 		float m = block_m(t, lmax[k]);
 		float sc = (float)(2.0 * (double)m / t->p.gran);
+		const uint8_t *in;
 
 		off = block_at(t, n, k, &len);
-		for (i = off; i < off + len; i++)
-			scratch[i] = work[i] -
-				((float)t->table[get_idx(idx, t->p.bits, i)] *
-				 sc - m);
+		in = idx + off * t->p.bits / 8;
+		if (t->simd && t->p.bits == 4) {
+			t->simd->efd_h(t, scratch + off, work + off, in, sc, m,
+				       len);
+			t->simd->fwht_rest(scratch + off, len);
+		} else {
+			thc_efd_ref(t, scratch + off, work + off, in, sc, m, len);
+			fwht(t, scratch + off, len);
+		}
+		apply_signs(t, scratch + off, len, (uint32_t)off, key,
+			    1.0f / len);
 	}
-	incnn_thc_rht_inverse(t, scratch, n, nonce);
 	memcpy(ef, scratch, n * sizeof(*ef));
 	return 0;
 }

@@ -391,7 +391,33 @@ static bool unlane_h_avx2(float *out, const void *lanes, unsigned int bits,
 	return ok32(mx, limit);
 }
 
+static void efd_h_avx2(const struct incnn_thc *t, float *d, const float *work,
+		       const uint8_t *idx, float sc, float m, size_t len)
+{
+	__m128i tab = _mm_loadu_si128((const __m128i *)t->table);
+	const __m256 vs = _mm256_set1_ps(sc), vm = _mm256_set1_ps(m);
+	uint8_t b[32];
+	size_t i, k;
+
+	for (i = 0; i + 32 <= len; i += 32) {
+		_mm256_storeu_si256((__m256i *)b, vals32(tab, idx + i / 2));
+		for (k = 0; k < 32; k += 8) {
+			__m256 v = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+					_mm_loadl_epi64((const __m128i *)(b + k))));
+			__m256 x = _mm256_sub_ps(_mm256_mul_ps(v, vs), vm);
+
+			_mm256_storeu_ps(d + i + k, h8(_mm256_sub_ps(
+					_mm256_loadu_ps(work + i + k), x)));
+		}
+	}
+	if (i < len) {
+		thc_efd_ref(t, d + i, work + i, idx + i / 2, sc, m, len - i);
+		fwht_in8(d + i, len - i);
+	}
+}
+
 static const struct thc_simd_ops ops = {
+	.efd_h = efd_h_avx2,
 	.prep = prep_avx2,
 	.unlane_h = unlane_h_avx2,
 	.fwht_rest = fwht_rest_avx2,

@@ -59,6 +59,8 @@ int thc_add_ref(const struct incnn_thc *t, void *dst, unsigned int dbits,
 		const uint8_t *idx, size_t n);
 void thc_signs_ref(float *x, size_t len, uint32_t base, uint32_t k0,
 		   uint32_t k1, float scale);
+void thc_efd_ref(const struct incnn_thc *t, float *d, const float *work,
+		 const uint8_t *idx, float sc, float m, size_t len);
 bool thc_unlane_ref(float *out, const void *lanes, unsigned int bits,
 		    uint32_t limit, float sc, float mb, size_t len);
 
@@ -87,6 +89,9 @@ struct thc_simd_ops {
 	bool (*unlane_h)(float *out, const void *lanes, unsigned int bits,
 			 uint32_t limit, float sc, float mb, size_t len);
 	void (*fwht_rest)(float *x, size_t len);
+	/* thc_efd_ref and the first three stages */
+	void (*efd_h)(const struct incnn_thc *t, float *d, const float *work,
+		      const uint8_t *idx, float sc, float m, size_t len);
 };
 
 /* NULL when built without AVX2 (thc_avx2.c) */
