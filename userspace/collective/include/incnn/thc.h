@@ -43,7 +43,8 @@
  *
  * Aggregation without decompression: a partial sum of w workers' table
  * values is at most w*g and travels in lanes of 8, 16 or 32 bits (little
- * endian), the narrowest with w*g <= 2^bits - 1: incnn_thc_lane_bits().
+ * endian), the narrowest with w*g <= 255, 65535 or 2^31 - 1 (so that a
+ * lane converts to float as a signed integer): incnn_thc_lane_bits().
  * At g = 30, 8 bits hold N <= 8 workers. The adders check every lane they
  * read against its worker count (-EBADMSG: never trust the wire), so an
  * output lane sized for its count cannot overflow. Ring reduce-scatter
@@ -62,7 +63,8 @@
  *
  * Errors: negative errno values; those of create() come with a one-line
  * message naming the limit. No global state; a struct incnn_thc is
- * read-only after creation and may be shared between threads.
+ * read-only after creation (but for incnn_thc_set_simd()) and may be
+ * shared between threads.
  */
 #ifndef INCNN_THC_H
 #define INCNN_THC_H
@@ -123,7 +125,7 @@ size_t incnn_thc_idx_bytes(const struct incnn_thc *t, size_t n);
 
 /*
  * Lane width for partial sums of @workers table values: 8, 16 or 32, or
- * -EINVAL (workers == 0) / -ERANGE (workers * g > 2^32 - 1; message in
+ * -EINVAL (workers == 0) / -ERANGE (workers * g > 2^31 - 1; message in
  * err if not NULL, naming the limit).
  */
 int incnn_thc_lane_bits(const struct incnn_thc *t, unsigned int workers,
@@ -150,8 +152,8 @@ int incnn_thc_encode(const struct incnn_thc *t, const float *work, size_t n,
 		     uint8_t *idx);
 
 /*
- * Worker step 4: ef (n floats) = x - RHT^-1(dequantised own idx), where
- * x = the transformed-back @work. @scratch: n_pad floats.
+ * Worker step 4: ef (n floats) = x - RHT^-1(dequantised own idx),
+ * computed as RHT^-1(@work - dequantised idx). @scratch: n_pad floats.
  */
 int incnn_thc_ef_update(const struct incnn_thc *t, float *ef, size_t n,
 			const float *work, const uint8_t *idx,
@@ -184,7 +186,7 @@ int incnn_thc_add_idx2(const struct incnn_thc *t, void *dst,
  * bits per coordinate on the wire (step 0: b, the indices; step s: the
  * lane width for s + 1 workers); step nranks - 1 and beyond: the
  * allgather's lanes for nranks workers. Negative errno as lane_bits.
- * incnn_thc_ring_chunk(): chunk c of nranks of the padded bucket, in
+ * incnn_thc_ring_chunk(): chunk c (< nranks) of the padded bucket, in
  * coordinates, cut on multiples of 16.
  */
 int incnn_thc_ring_bits(const struct incnn_thc *t, unsigned int nranks,
