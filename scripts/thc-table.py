@@ -29,7 +29,6 @@ compare both with the committed output of this script:
 """
 import argparse
 import math
-import statistics
 import sys
 from typing import Iterator, List, Sequence, Tuple
 
@@ -46,8 +45,18 @@ REF: List[Tuple[int, int, float]] = [
 
 
 def t_of_p(p: float) -> float:
-    """t_p = Phi^-1(1 - p/2)."""
-    return statistics.NormalDist().inv_cdf(1.0 - p / 2.0)
+    """t_p = Phi^-1(1 - p/2), by bisection on the upper tail
+    0.5 erfc(t / sqrt 2) down to adjacent doubles (accurate for tiny p,
+    where 1 - p/2 would round; thc.c does the same)."""
+    lo, hi = 0.0, 40.0
+    while True:
+        mid = lo + (hi - lo) / 2
+        if mid <= lo or mid >= hi:
+            return mid
+        if 0.5 * math.erfc(mid / math.sqrt(2.0)) > p / 2:
+            lo = mid
+        else:
+            hi = mid
 
 
 def _phi(a: float) -> float:

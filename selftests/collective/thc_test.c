@@ -5,10 +5,8 @@
  * aggregate against the decode of the exact integer sum, unbiasedness,
  * lane overflow at the largest N, AVX2 == scalar bit for bit, simulated
  * worker-aggregator and ring reduce-scatter/allgather with N = 2..8
- * (bit-identical replicas), and the one-line parameter errors.
- *
- * With THC_BENCH=1 in the environment, the "bench" test also prints
- * figures (the tool incnn-thc bench is the optimised build's benchmark).
+ * (bit-identical replicas), and the one-line parameter errors. The
+ * benchmark is the tool: incnn-thc bench (docs/thc.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -145,7 +143,18 @@ TEST(table_matches_generator)
 	ASSERT_NE(NULL, t);
 	/* the paper's prototype: b = 4, g = 30, p = 1/32 */
 	ASSERT_EQ(0, memcmp(def, incnn_thc_table(t), 16));
-	ASSERT_TRUE(fabs(incnn_thc_tp(t) - 2.1538746940614555) < 1e-12);
+	ASSERT_TRUE(fabs(incnn_thc_tp(t) - 2.1538746940614564) < 1e-12);
+	incnn_thc_destroy(t);
+	/* t_p at the ends of the range (as scripts/thc-table.py) */
+	p.p = 0.5;
+	t = mk(&p);
+	ASSERT_NE(NULL, t);
+	ASSERT_TRUE(fabs(incnn_thc_tp(t) - 0.67448975019608159) < 1e-12);
+	incnn_thc_destroy(t);
+	p.p = 1e-9;
+	t = mk(&p);
+	ASSERT_NE(NULL, t);
+	ASSERT_TRUE(fabs(incnn_thc_tp(t) - 6.1094102048693983) < 1e-12);
 	incnn_thc_destroy(t);
 	for (i = 0; i < sizeof(thc_ref_tables) / sizeof(thc_ref_tables[0]); i++) {
 		const struct thc_ref_table *r = &thc_ref_tables[i];

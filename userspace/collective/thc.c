@@ -81,21 +81,24 @@ static double norm_cdf(double a)
 	return 0.5 * erfc(-a / sqrt(2.0));
 }
 
-/* t_p = Phi^-1(1 - p/2): Newton on the upper tail 0.5 erfc(t / sqrt 2) */
+/*
+ * t_p = Phi^-1(1 - p/2): bisection on the upper tail 0.5 erfc(t / sqrt 2),
+ * decreasing in t, down to adjacent doubles (p >= 1e-9: t < 7)
+ */
 static double t_of_p(double p)
 {
-	double t = 2.0;
-	int i;
+	double lo = 0, hi = 40;
 
-	for (i = 0; i < 100; i++) {
-		double f = 0.5 * erfc(t / sqrt(2.0)) - p / 2;
-		double d = f / norm_pdf(t);
+	for (;;) {
+		double mid = lo + (hi - lo) / 2;
 
-		t += d;
-		if (fabs(d) <= 1e-15 * t)
-			break;
+		if (mid <= lo || mid >= hi)
+			return mid;
+		if (0.5 * erfc(mid / sqrt(2.0)) > p / 2)
+			lo = mid;
+		else
+			hi = mid;
 	}
-	return t;
 }
 
 /*
