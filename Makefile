@@ -68,6 +68,12 @@ $(BUILD)/$(1)/obj/%.o: $(SRC)/%.c $(HDRS)
 	@mkdir -p $$(dir $$@)
 	$(2) $(3) -c $$< -o $$@
 
+# THC's AVX2 kernels (userspace/collective/thc_avx2.c), like the codecs'
+$(BUILD)/$(1)/obj/userspace/collective/%_avx2.o: \
+		$(SRC)/userspace/collective/%_avx2.c $(HDRS)
+	@mkdir -p $$(dir $$@)
+	$(2) $(3) $(AVX2_CFLAGS) -c $$< -o $$@
+
 $(BUILD)/$(1)/libincnn.a: $(call objs,$(1),$(CODEC_SRCS) $(LIB_SRCS))
 	@rm -f $$@
 	ar rcs $$@ $$^
