@@ -259,43 +259,46 @@ void incnn_gvq_pca_load(struct incnn_gvq_pca *c, const float *u,
 
 /*
  * One Jacobi rotation zeroing a[p][q] of the symmetric n x n matrix a
- * (full storage), accumulated into the eigenvector columns of v.
+ * (full storage), accumulated into the eigenvectors, the rows of vt.
  * Rutishauser's formulas: theta = (a_qq - a_pp) / (2 a_pq),
- * t = sign(theta) / (|theta| + sqrt(theta^2 + 1)), c = 1/sqrt(t^2 + 1).
+ * t = sign(theta) / (|theta| + sqrt(theta^2 + 1)), c = 1/sqrt(t^2 + 1),
+ * s = t c; a_pp -= t a_pq, a_qq += t a_pq, a_pq = 0; for r != p, q the
+ * rows p and q are rotated and mirrored into columns p and q (so every
+ * read is of a contiguous row).
  */
-static void jacobi_rotate(double *a, double *v, unsigned int n,
+static void jacobi_rotate(double *a, double *vt, unsigned int n,
 			  unsigned int p, unsigned int q)
 {
-	double apq = a[(size_t)p * n + q], app, aqq, theta, t, cs, sn, x, y;
+	double apq = a[(size_t)p * n + q], theta, t, cs, sn, x, y;
+	double *ap = a + (size_t)p * n, *aq = a + (size_t)q * n;
+	double *vp = vt + (size_t)p * n, *vq = vt + (size_t)q * n;
 	unsigned int r;
 
-	app = a[(size_t)p * n + p];
-	aqq = a[(size_t)q * n + q];
-	theta = (aqq - app) / (2.0 * apq);
+	theta = (aq[q] - ap[p]) / (2.0 * apq);
 	t = 1.0 / (fabs(theta) + sqrt(theta * theta + 1.0));
 	if (theta < 0)
 		t = -t;
 	cs = 1.0 / sqrt(t * t + 1.0);
 	sn = t * cs;
-	for (r = 0; r < n; r++) {	/* columns p and q */
-		x = a[(size_t)r * n + p];
-		y = a[(size_t)r * n + q];
-		a[(size_t)r * n + p] = cs * x - sn * y;
-		a[(size_t)r * n + q] = sn * x + cs * y;
-	}
-	for (r = 0; r < n; r++) {	/* rows p and q */
-		x = a[(size_t)p * n + r];
-		y = a[(size_t)q * n + r];
-		a[(size_t)p * n + r] = cs * x - sn * y;
-		a[(size_t)q * n + r] = sn * x + cs * y;
-	}
-	a[(size_t)p * n + q] = 0;
-	a[(size_t)q * n + p] = 0;
 	for (r = 0; r < n; r++) {
-		x = v[(size_t)r * n + p];
-		y = v[(size_t)r * n + q];
-		v[(size_t)r * n + p] = cs * x - sn * y;
-		v[(size_t)r * n + q] = sn * x + cs * y;
+		if (r == p || r == q)
+			continue;
+		x = ap[r];
+		y = aq[r];
+		ap[r] = cs * x - sn * y;
+		aq[r] = sn * x + cs * y;
+		a[(size_t)r * n + p] = ap[r];
+		a[(size_t)r * n + q] = aq[r];
+	}
+	ap[p] -= t * apq;
+	aq[q] += t * apq;
+	ap[q] = 0;
+	aq[p] = 0;
+	for (r = 0; r < n; r++) {
+		x = vp[r];
+		y = vq[r];
+		vp[r] = cs * x - sn * y;
+		vq[r] = sn * x + cs * y;
 	}
 }
 
@@ -318,17 +321,18 @@ static double off_norm2(const double *a, unsigned int n, double *all)
 
 /*
  * Cyclic Jacobi on the symmetric a (destroyed; its diagonal ends as the
- * eigenvalues), v = the eigenvectors in columns. Returns the sweeps, or
+ * eigenvalues), vt = the eigenvectors in rows (vt[j n + i]: entry i of
+ * the eigenvector of a[j][j]). Returns the sweeps, or
  * -EDOM if INCNN_GVQ_JACOBI_SWEEPS were not enough.
  */
-static int jacobi(double *a, double *v, unsigned int n)
+static int jacobi(double *a, double *vt, unsigned int n)
 {
 	double all, off, tol2;
 	unsigned int p, q, sweep;
 
-	memset(v, 0, (size_t)n * n * sizeof(double));
+	memset(vt, 0, (size_t)n * n * sizeof(double));
 	for (p = 0; p < n; p++)
-		v[(size_t)p * n + p] = 1;
+		vt[(size_t)p * n + p] = 1;
 	off = off_norm2(a, n, &all);
 	tol2 = INCNN_GVQ_JACOBI_TOL * INCNN_GVQ_JACOBI_TOL * all;
 	for (sweep = 0; sweep < INCNN_GVQ_JACOBI_SWEEPS; sweep++) {
@@ -337,7 +341,7 @@ static int jacobi(double *a, double *v, unsigned int n)
 		for (p = 0; p + 1 < n; p++)
 			for (q = p + 1; q < n; q++)
 				if (a[(size_t)p * n + q] != 0)
-					jacobi_rotate(a, v, n, p, q);
+					jacobi_rotate(a, vt, n, p, q);
 		off = off_norm2(a, n, &all);
 	}
 	return off <= tol2 ? (int)sweep : -EDOM;
@@ -385,26 +389,25 @@ static void sort_desc(const double *a, unsigned int d, unsigned int *order)
 	}
 }
 
-/* U = the first k columns of v in @order, signs fixed; eig all d */
-static void take_u(struct incnn_gvq_pca *c, const double *a, const double *v,
+/* U = the first k eigenvectors (rows of vt) in @order, signs fixed */
+static void take_u(struct incnn_gvq_pca *c, const double *a, const double *vt,
 		   const unsigned int *order)
 {
-	unsigned int d = c->d, i, j, col, big;
+	unsigned int d = c->d, i, j, big;
 	double sign;
 
 	for (j = 0; j < d; j++)
 		c->eig[j] = a[(size_t)order[j] * d + order[j]];
 	for (j = 0; j < c->k; j++) {
-		col = order[j];
+		const double *e = vt + (size_t)order[j] * d;
+
 		big = 0;
 		for (i = 1; i < d; i++)
-			if (fabs(v[(size_t)i * d + col]) >
-			    fabs(v[(size_t)big * d + col]))
+			if (fabs(e[i]) > fabs(e[big]))
 				big = i;
-		sign = v[(size_t)big * d + col] < 0 ? -1.0 : 1.0;
+		sign = e[big] < 0 ? -1.0 : 1.0;
 		for (i = 0; i < d; i++)
-			c->u[(size_t)i * c->k + j] =
-				(float)(sign * v[(size_t)i * d + col]);
+			c->u[(size_t)i * c->k + j] = (float)(sign * e[i]);
 	}
 }
 

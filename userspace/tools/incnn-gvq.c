@@ -9,7 +9,9 @@
  *	thread CPU time, beside memcpy of the same bytes in the same run:
  *	compress (n / d slices into k floats each), one ring hop on the
  *	compressed values (add), decompress; and the time of one fit of
- *	the compressor (covariance of T_S samples of d floats + Jacobi).
+ *	the compressor (covariance of T_S samples of d floats + Jacobi);
+ *	and a digest of U, mu and one compress-add-decompress, which must
+ *	be the same for every build (rel, asan) and machine.
  *	Defaults: the paper's d = 256, k = 32 (k/d = 1/8), n = 1M, N = 4,
  *	T_S = 100.
  *
@@ -143,6 +145,33 @@ static void free_bufs(struct bufs *b)
 	free(b->samples);
 }
 
+/* FNV-1a over the bytes: compare builds (rel -O2 vectorised, asan -O1) */
+static uint64_t digest(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* U, mu, and one compress-add-decompress of the data, as a digest */
+static uint64_t result_digest(const struct incnn_gvq_pca *c, struct bufs *b,
+			      unsigned int N)
+{
+	unsigned int d = incnn_gvq_pca_d(c), k = incnn_gvq_pca_k(c);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	h = digest(h, incnn_gvq_pca_u(c), (size_t)d * k * sizeof(float));
+	h = digest(h, incnn_gvq_pca_mu(c), d * sizeof(float));
+	incnn_gvq_compress(c, b->x, b->ns, N, b->y);
+	memcpy(b->acc, b->y, b->ns * k * sizeof(float));
+	incnn_gvq_add(b->acc, b->y, b->ns * k);
+	incnn_gvq_decompress(c, b->acc, b->ns, b->out);
+	return digest(h, b->out, b->n * sizeof(float));
+}
+
 static int bench(const struct opts *o)
 {
 	static const char *const names[] = {
@@ -171,8 +200,9 @@ static int bench(const struct opts *o)
 		       (double)o->p.d / o->p.k, o->ranks);
 		printf("# fit: T_s=%u samples, %u Jacobi sweeps, %.1f ms\n",
 		       o->p.t_s, incnn_gvq_pca_sweeps(c), fit_ms);
+		printf("# digest of U, mu and compress-add-decompress: %016llx\n",
+		       (unsigned long long)result_digest(c, &b, o->ranks));
 		printf("# %-22s %8s\n", "step", "GB/s");
-		run_step(c, &b, o->ranks, S_COMPRESS);
 		for (s = S_MEMCPY; s < S_NSTEPS; s++)
 			printf("  %-22s %8.2f\n", names[s],
 			       time_step(c, &b, o->ranks, s, o->secs));
