@@ -195,7 +195,7 @@ static int bench(const struct opts *o)
 	rc = incnn_gvq_pca_fit(c, b.samples, o->p.t_s);
 	fit_ms = (cpu_now() - t0) * 1e3;
 	if (!rc) {
-		printf("# incnn-gvq bench: n=%zu floats (%.1f MB, %zu slices), d=%u k=%u (ratio %.2f), N=%ld, scalar, one core\n",
+		printf("# incnn-gvq bench: n=%zu floats (%.1f MB, %zu slices), d=%u k=%u (ratio %.2f), N=%ld, portable C, one core\n",
 		       b.n, b.n * 4 / 1e6, b.ns, o->p.d, o->p.k,
 		       (double)o->p.d / o->p.k, o->ranks);
 		printf("# fit: T_s=%u samples, %u Jacobi sweeps, %.1f ms\n",
