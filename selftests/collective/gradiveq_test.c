@@ -536,6 +536,187 @@ TEST(ring_replicas_bit_identical_n2_to_8)
 	incnn_gvq_pca_destroy(c);
 }
 
+/*
+ * A simulated training job: N = 4 ranks, one 3x3x16x16 layer, each with
+ * its own schedule and layer state. Gradients are rank-4 per slice in a
+ * basis that changes at iteration 34. Uncompressed iterations sum the
+ * ranks' gradients; sampling ones feed the sum's first slice to every
+ * rank; compressed ones run the simulated ring. The phases must follow
+ * warm-up 2, T_s 12, T_c 6, and the drift must trigger a refresh at the
+ * first compressed iteration after it.
+ */
+#define JOB_N 4
+#define JOB_ITERS 55
+#define JOB_DRIFT 34
+
+static void job_grads(float *x, size_t n, unsigned int d, const double *b,
+		      uint64_t seed)
+{
+	unsigned int i, j;
+	size_t s;
+	double z[4], v;
+
+	for (s = 0; s < n / d; s++) {
+		for (j = 0; j < 4; j++)
+			z[j] = rng_unit(&seed);
+		for (i = 0; i < d; i++) {
+			v = 1e-4 * rng_unit(&seed);
+			for (j = 0; j < 4; j++)
+				v += b[i * 4 + j] * z[j];
+			x[s * d + i] = (float)v;
+		}
+	}
+}
+
+/* after each fit: every rank's U and mu identical */
+static int job_fit(struct incnn_gvq_layer **ly)
+{
+	const struct incnn_gvq_pca *c0 = incnn_gvq_layer_pca(ly[0]);
+	unsigned int r, d = incnn_gvq_pca_d(c0), k = incnn_gvq_pca_k(c0);
+	int rc;
+
+	for (r = 0; r < JOB_N; r++) {
+		rc = incnn_gvq_layer_fit(ly[r]);
+		if (rc)
+			return rc;
+	}
+	for (r = 1; r < JOB_N; r++) {
+		const struct incnn_gvq_pca *c = incnn_gvq_layer_pca(ly[r]);
+
+		if (memcmp(incnn_gvq_pca_u(c0), incnn_gvq_pca_u(c),
+			   sizeof(float) * d * k) ||
+		    memcmp(incnn_gvq_pca_mu(c0), incnn_gvq_pca_mu(c),
+			   sizeof(float) * d))
+			return -EDOM;
+	}
+	return 0;
+}
+
+TEST(training_job_schedule_and_refresh)
+{
+	struct incnn_gvq_conv l = { 16, 16, 3, 3 };
+	struct incnn_gvq_params p = { .d = 256, .k = 8, .warmup = 2,
+				      .t_s = 12, .t_c = 6, .loss_eps = 0.05 };
+	struct incnn_gvq_layer *ly[JOB_N];
+	struct incnn_gvq_sched s[JOB_N];
+	const char *want = "WWSSSSSSSSSSSSCCCCCCSSSSSSSSSSSSCCCSSSSSSSSSSSSCCCCCCSS";
+	const unsigned int d = 256;
+	double b[2][256 * 4], e, nrm;
+	float *x, *agg, *out;
+	char got[JOB_ITERS + 1];
+	unsigned int it, r, over, ph, prev;
+	size_t n, ns, i;
+
+	orthonormal(b[0], d, 4, 71);
+	orthonormal(b[1], d, 4, 72);
+	for (r = 0; r < JOB_N; r++) {
+		ASSERT_EQ(0, incnn_gvq_layer_create(&ly[r], &p, &l, NULL, 0));
+		ASSERT_EQ(0, incnn_gvq_sched_init(&s[r], &p, NULL, 0));
+	}
+	n = incnn_gvq_layer_size(ly[0]);
+	ns = incnn_gvq_layer_nslices(ly[0]);
+	ASSERT_EQ(n, ns * d);
+	x = malloc(sizeof(float) * JOB_N * n);
+	agg = calloc(n, sizeof(float));
+	out = malloc(sizeof(float) * JOB_N * n);
+	ASSERT_NE(NULL, out);
+	for (it = 0; it < JOB_ITERS; it++) {
+		ph = s[0].phase;
+		got[it] = "WSC"[ph];
+		for (r = 0; r < JOB_N; r++)
+			job_grads(x + r * n, n, d, b[it >= JOB_DRIFT],
+				  (uint64_t)it * 100 + r);
+		memset(agg, 0, sizeof(float) * n);
+		for (r = 0; r < JOB_N; r++)
+			for (i = 0; i < n; i++)
+				agg[i] += x[r * n + i];
+		over = 0;
+		if (ph == INCNN_GVQ_SAMPLE) {
+			for (r = 0; r < JOB_N; r++)
+				ASSERT_EQ(0, incnn_gvq_layer_sample(ly[r], agg));
+		} else if (ph == INCNN_GVQ_COMPRESSED) {
+			const struct incnn_gvq_pca *c = incnn_gvq_layer_pca(ly[0]);
+
+			ring_sim(c, x, JOB_N, ns, out);
+			for (r = 1; r < JOB_N; r++)
+				ASSERT_EQ(0, memcmp(out, out + r * n,
+						    sizeof(float) * n));
+			for (r = 0; r < JOB_N; r++)
+				over += incnn_gvq_local_loss(
+					incnn_gvq_layer_pca(ly[r]), x + r * n,
+					ns, JOB_N) > p.loss_eps;
+			/* but at the drift: the aggregate to ~3e-3 (noise) */
+			e = nrm = 0;
+			for (i = 0; i < n; i++) {
+				e += ((double)out[i] - agg[i]) * (out[i] - agg[i]);
+				nrm += (double)agg[i] * agg[i];
+			}
+			if (it != JOB_DRIFT) {
+				ASSERT_LT(e, 1e-5 * nrm) {
+					TH_LOG("iteration %u: error %.3g", it,
+					       e / nrm);
+				}
+			} else {
+				ASSERT_EQ((unsigned int)JOB_N, over);
+			}
+		}
+		for (r = 0; r < JOB_N; r++)
+			ASSERT_EQ(s[0].phase, s[r].phase);
+		for (r = 0; r < JOB_N; r++) {
+			prev = s[r].phase;
+			if (incnn_gvq_sched_next(&s[r], over, JOB_N) ==
+			    INCNN_GVQ_COMPRESSED && prev == INCNN_GVQ_SAMPLE) {
+				ASSERT_EQ(p.t_s, incnn_gvq_layer_nsamples(ly[r]));
+			}
+		}
+		if (ph == INCNN_GVQ_SAMPLE && s[0].phase == INCNN_GVQ_COMPRESSED) {
+			ASSERT_EQ(0, job_fit(ly));
+		}
+	}
+	got[it] = 0;
+	ASSERT_STREQ(want, got);
+	ASSERT_EQ(1u, s[0].refreshes);
+	/* two samples of the current phase; T_s fit, one more does not */
+	ASSERT_EQ(2u, incnn_gvq_layer_nsamples(ly[0]));
+	for (i = 2; i < p.t_s; i++)
+		ASSERT_EQ(0, incnn_gvq_layer_sample(ly[0], agg));
+	ASSERT_EQ(-ENOSPC, incnn_gvq_layer_sample(ly[0], agg));
+	for (r = 0; r < JOB_N; r++)
+		incnn_gvq_layer_destroy(ly[r]);
+	free(x);
+	free(agg);
+	free(out);
+}
+
+TEST(layer_samples_first_slice)
+{
+	struct incnn_gvq_conv l = { 4, 2, 1, 3 };	/* 24 floats, d = 8 */
+	struct incnn_gvq_params p = { .d = 8, .k = 2, .warmup = 0, .t_s = 4,
+				      .t_c = 1, .loss_eps = 0.5 };
+	struct incnn_gvq_layer *g;
+	float v[4][24];
+	const float *mu;
+	unsigned int t, i;
+
+	ASSERT_EQ(0, incnn_gvq_layer_create(&g, &p, &l, NULL, 0));
+	ASSERT_EQ(24u, incnn_gvq_layer_size(g));
+	ASSERT_EQ(3u, incnn_gvq_layer_nslices(g));
+	for (t = 0; t < 4; t++)
+		for (i = 0; i < 24; i++)	/* slice 0: t + i; others 100 */
+			v[t][i] = i < 8 ? (float)(t * (i + 1)) : 100.0f;
+	for (t = 0; t < 4; t++)
+		ASSERT_EQ(0, incnn_gvq_layer_sample(g, v[t]));
+	ASSERT_EQ(0, incnn_gvq_layer_fit(g));
+	ASSERT_EQ(0u, incnn_gvq_layer_nsamples(g));
+	ASSERT_TRUE(incnn_gvq_pca_ready(incnn_gvq_layer_pca(g)));
+	/* mu = the mean of the first slices: 1.5 (i + 1), exactly */
+	mu = incnn_gvq_pca_mu(incnn_gvq_layer_pca(g));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(1.5f * (float)(i + 1), mu[i]);
+	incnn_gvq_layer_destroy(g);
+	ASSERT_EQ(-EINVAL, incnn_gvq_layer_create(&g, &p, &(struct incnn_gvq_conv){ 3, 2, 1, 4 }, NULL, 0));
+}
+
 TEST(loss_monitor)
 {
 	const unsigned int d = 64, k = 4, N = 3;

@@ -567,6 +567,90 @@ size_t incnn_gvq_segment(size_t nslices, unsigned int nranks,
 	return base + (seg < extra ? 1 : 0);
 }
 
+/* --- one conv layer ---------------------------------------------------------- */
+
+struct incnn_gvq_layer {
+	struct incnn_gvq_params p;
+	struct incnn_gvq_conv l;
+	struct incnn_gvq_pca *pca;
+	float *samples;		/* t_s x d */
+	unsigned int nsamples;
+};
+
+int incnn_gvq_layer_create(struct incnn_gvq_layer **out,
+			   const struct incnn_gvq_params *p,
+			   const struct incnn_gvq_conv *l, char *err,
+			   size_t errlen)
+{
+	struct incnn_gvq_layer *g;
+	int rc = incnn_gvq_params_check(p, err, errlen);
+
+	rc = rc ? rc : incnn_gvq_conv_check(p, l, err, errlen);
+	if (rc)
+		return rc;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return fail(err, errlen, -ENOMEM, "gradiveq: out of memory");
+	g->p = *p;
+	g->l = *l;
+	g->samples = calloc((size_t)p->t_s * p->d, sizeof(float));
+	rc = g->samples ? incnn_gvq_pca_create(&g->pca, p->d, p->k, err, errlen)
+			: fail(err, errlen, -ENOMEM, "gradiveq: out of memory");
+	if (rc) {
+		incnn_gvq_layer_destroy(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+void incnn_gvq_layer_destroy(struct incnn_gvq_layer *g)
+{
+	if (!g)
+		return;
+	incnn_gvq_pca_destroy(g->pca);
+	free(g->samples);
+	free(g);
+}
+
+size_t incnn_gvq_layer_size(const struct incnn_gvq_layer *g)
+{
+	return incnn_gvq_conv_size(&g->l);
+}
+
+size_t incnn_gvq_layer_nslices(const struct incnn_gvq_layer *g)
+{
+	return incnn_gvq_conv_size(&g->l) / g->p.d;
+}
+
+int incnn_gvq_layer_sample(struct incnn_gvq_layer *g, const float *v)
+{
+	if (g->nsamples >= g->p.t_s)
+		return -ENOSPC;
+	memcpy(g->samples + (size_t)g->nsamples * g->p.d, v,
+	       g->p.d * sizeof(float));
+	g->nsamples++;
+	return 0;
+}
+
+unsigned int incnn_gvq_layer_nsamples(const struct incnn_gvq_layer *g)
+{
+	return g->nsamples;
+}
+
+int incnn_gvq_layer_fit(struct incnn_gvq_layer *g)
+{
+	int rc = incnn_gvq_pca_fit(g->pca, g->samples, g->nsamples);
+
+	g->nsamples = 0;
+	return rc;
+}
+
+struct incnn_gvq_pca *incnn_gvq_layer_pca(const struct incnn_gvq_layer *g)
+{
+	return g->pca;
+}
+
 /* --- the schedule ---------------------------------------------------------- */
 
 int incnn_gvq_sched_init(struct incnn_gvq_sched *s,

@@ -159,8 +159,8 @@ unsigned int incnn_gvq_choose_k(const double *eig, unsigned int d,
 
 /*
  * Rank's share of @nslices slices (x: nslices * d floats) among @nranks
- * ranks: y (nslices * k floats), y_s = U^T (x_s - mu / nranks). The
- * compressor must be ready. Summation over i in increasing order.
+ * (>= 1) ranks: y (nslices * k floats), y_s = U^T (x_s - mu / nranks).
+ * The compressor must be ready. Summation over i in increasing order.
  */
 void incnn_gvq_compress(const struct incnn_gvq_pca *c, const float *x,
 			size_t nslices, unsigned int nranks, float *y);
@@ -184,6 +184,38 @@ double incnn_gvq_local_loss(const struct incnn_gvq_pca *c, const float *x,
  */
 size_t incnn_gvq_segment(size_t nslices, unsigned int nranks,
 			 unsigned int seg, size_t *first);
+
+/* --- one conv layer: its samples and its compressor ------------------------ */
+
+/*
+ * A layer's state across iterations: its shape, the samples of the
+ * current sampling phase (the first slice of each aggregated gradient)
+ * and its compressor. One per conv layer per rank.
+ */
+struct incnn_gvq_layer;
+
+/* 0 and *out, or -EINVAL (parameters or layer; message in err) / -ENOMEM */
+int incnn_gvq_layer_create(struct incnn_gvq_layer **out,
+			   const struct incnn_gvq_params *p,
+			   const struct incnn_gvq_conv *l, char *err,
+			   size_t errlen);
+void incnn_gvq_layer_destroy(struct incnn_gvq_layer *g);
+/* floats in the layer (n); compressed slices (n / d), then the tail */
+size_t incnn_gvq_layer_size(const struct incnn_gvq_layer *g);
+size_t incnn_gvq_layer_nslices(const struct incnn_gvq_layer *g);
+/*
+ * In a sampling iteration: @v is the aggregated (summed, not averaged)
+ * flattened gradient; its first d floats become the next sample. 0, or
+ * -ENOSPC when T_s samples are already held.
+ */
+int incnn_gvq_layer_sample(struct incnn_gvq_layer *g, const float *v);
+unsigned int incnn_gvq_layer_nsamples(const struct incnn_gvq_layer *g);
+/*
+ * Fit the compressor from the samples held (incnn_gvq_pca_fit()'s
+ * errors) and drop them, also on error.
+ */
+int incnn_gvq_layer_fit(struct incnn_gvq_layer *g);
+struct incnn_gvq_pca *incnn_gvq_layer_pca(const struct incnn_gvq_layer *g);
 
 /* --- the schedule ---------------------------------------------------------- */
 
