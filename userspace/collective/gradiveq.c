@@ -483,7 +483,22 @@ static void compress1(const struct incnn_gvq_pca *c, const float *x,
 
 	for (j = 0; j < k; j++)
 		y[j] = 0;
-	for (i = 0; i < d; i++) {
+	/* four rows per pass, added one after the other: the same order */
+	for (i = 0; i + 4 <= d; i += 4) {
+		const float *restrict u1 = c->u + (size_t)(i + 1) * k;
+		const float *restrict u2 = c->u + (size_t)(i + 2) * k;
+		const float *restrict u3 = c->u + (size_t)(i + 3) * k;
+		float t1 = x[i + 1] - c->mu[i + 1] / nr;
+		float t2 = x[i + 2] - c->mu[i + 2] / nr;
+		float t3 = x[i + 3] - c->mu[i + 3] / nr;
+
+		t = x[i] - c->mu[i] / nr;
+		ur = c->u + (size_t)i * k;
+		for (j = 0; j < k; j++)
+			y[j] = y[j] + ur[j] * t + u1[j] * t1 + u2[j] * t2 +
+			       u3[j] * t3;
+	}
+	for (; i < d; i++) {
 		t = x[i] - c->mu[i] / nr;
 		ur = c->u + (size_t)i * k;
 		for (j = 0; j < k; j++)
@@ -519,7 +534,20 @@ static void decompress1(const struct incnn_gvq_pca *c, const float *s,
 
 	for (i = 0; i < d; i++)
 		x[i] = c->mu[i] / nr;
-	for (j = 0; j < k; j++) {
+	/* four columns per pass, added one after the other: the same order */
+	for (j = 0; j + 4 <= k; j += 4) {
+		const float *restrict u1 = c->ut + (size_t)(j + 1) * d;
+		const float *restrict u2 = c->ut + (size_t)(j + 2) * d;
+		const float *restrict u3 = c->ut + (size_t)(j + 3) * d;
+		float s1 = s[j + 1], s2 = s[j + 2], s3 = s[j + 3];
+
+		ut = c->ut + (size_t)j * d;
+		sj = s[j];
+		for (i = 0; i < d; i++)
+			x[i] = x[i] + ut[i] * sj + u1[i] * s1 + u2[i] * s2 +
+			       u3[i] * s3;
+	}
+	for (; j < k; j++) {
 		ut = c->ut + (size_t)j * d;
 		sj = s[j];
 		for (i = 0; i < d; i++)
