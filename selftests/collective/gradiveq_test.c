@@ -19,6 +19,13 @@
 
 #include <incnn/gradiveq.h>
 
+/* the reference loops below must not fuse multiply-adds either */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 /* --- helpers ---------------------------------------------------------- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -422,6 +429,53 @@ TEST(compress_sum_decompress_fitted)
 	EXPECT_LT(e, 1e-4 * nrm);
 	free(x); free(xs); free(y); free(acc); free(ys); free(a); free(b);
 	incnn_gvq_pca_destroy(c);
+}
+
+/*
+ * The documented order of operations, as plain loops: compress
+ * y_j = (((0 + u_0j t_0) + u_1j t_1) + ...), t_i = x_i - mu_i / N;
+ * decompress x_i = (((mu_i + u_i0 s_0) + u_i1 s_1) + ...). Every
+ * implementation (unrolled, vectorised, later SIMD) must match it bit
+ * for bit, so that ranks with different builds still agree.
+ */
+static void check_order(struct __test_metadata *_metadata, unsigned int d,
+			unsigned int k, unsigned int N, uint64_t seed)
+{
+	struct incnn_gvq_pca *c = mk_fitted(d, k, k < 8 ? k : 8, seed);
+	const float *u, *mu;
+	float x[1024], y[1024], yr[1024], xo[1024], xr[1024], t;
+	unsigned int i, j;
+
+	ASSERT_NE(NULL, c);
+	u = incnn_gvq_pca_u(c);
+	mu = incnn_gvq_pca_mu(c);
+	for (i = 0; i < d; i++)
+		x[i] = (float)(0.01 * rng_unit(&seed));
+	for (j = 0; j < k; j++)
+		yr[j] = 0;
+	for (i = 0; i < d; i++) {
+		t = x[i] - mu[i] / (float)N;
+		for (j = 0; j < k; j++)
+			yr[j] = yr[j] + u[i * k + j] * t;
+	}
+	incnn_gvq_compress(c, x, 1, N, y);
+	ASSERT_EQ(0, memcmp(yr, y, sizeof(float) * k));
+	for (i = 0; i < d; i++) {
+		xr[i] = mu[i];
+		for (j = 0; j < k; j++)
+			xr[i] = xr[i] + u[i * k + j] * y[j];
+	}
+	incnn_gvq_decompress(c, y, 1, xo);
+	ASSERT_EQ(0, memcmp(xr, xo, sizeof(float) * d));
+	incnn_gvq_pca_destroy(c);
+}
+
+TEST(compress_decompress_in_documented_order)
+{
+	check_order(_metadata, 256, 32, 4, 1);
+	check_order(_metadata, 10, 7, 3, 2);	/* the remainder loops */
+	check_order(_metadata, 64, 5, 7, 3);
+	check_order(_metadata, 7, 1, 2, 4);
 }
 
 /*
