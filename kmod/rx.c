@@ -13,6 +13,7 @@
 #include <net/inet_ecn.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/inet_hashtables.h>
+#include <net/l3mdev.h>
 #include <net/tcp.h>
 
 #include "incnn.h"
@@ -45,21 +46,28 @@ static bool rx_local_sk(struct net *net, const struct sk_buff *skb,
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
+	struct net_device *dev = state->in;
+	bool refcounted;
 	struct sock *sk;
 
-	if (inet_addr_type(net, iph->daddr) != RTN_LOCAL)
+	/* the local table of the device's VRF, if any */
+	if ((dev ? inet_dev_addr_type(net, dev, iph->daddr) :
+		   inet_addr_type(net, iph->daddr)) != RTN_LOCAL)
 		return false;
 	/*
 	 * 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo).
 	 * No skb: a reuseport BPF program would expect skb->data at the
-	 * TCP header; without one the listener is chosen by hash.
+	 * TCP header; without one the listener is chosen by hash. The
+	 * device and its VRF (sdif), as TCP looks the socket up.
 	 */
-	sk = inet_lookup(net, &tcp_hashinfo, NULL, 0, iph->saddr, th->source,
-			 iph->daddr, th->dest,
-			 state->in ? state->in->ifindex : 0);
+	sk = __inet_lookup(net, &tcp_hashinfo, NULL, 0, iph->saddr, th->source,
+			   iph->daddr, th->dest, dev ? dev->ifindex : 0,
+			   dev ? l3mdev_master_ifindex_rcu(dev) : 0,
+			   &refcounted);
 	if (!sk)
 		return false;
-	sock_gen_put(sk);
+	if (refcounted)
+		sock_gen_put(sk);
 	return true;
 }
 
@@ -188,6 +196,10 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	WRITE_ONCE(f->last, jiffies);
 	if (th->fin || th->rst)
 		incnn_flow_set(f, INCNN_FLOW_F_CLOSING);
+	/* the peer acknowledges our SYN: the handshake is complete */
+	if (th->ack && (READ_ONCE(f->flags) & INCNN_FLOW_F_ISN) &&
+	    (s32)(ntohl(th->ack_seq) - READ_ONCE(f->isn)) > 0)
+		incnn_flow_confirm(in, f);
 	/* frames only come on flows we offered rx to, with the wire DSCP */
 	if (ipv4_get_dsfield(iph) >> 2 != cfg->wire_dscp ||
 	    !(READ_ONCE(f->flags) & INCNN_FLOW_F_OFFERED) ||
@@ -196,10 +208,17 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	return rx_frame(in, skb, state->hook) ? NF_ACCEPT : NF_DROP;
 }
 
+/*
+ * A VRF (l3mdev) runs PRE_ROUTING a second time for its own device:
+ * everything was done on the first pass, for the real device.
+ */
 unsigned int incnn_rx_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state)
 {
 	unsigned int ret;
+
+	if (state->in && netif_is_l3_master(state->in))
+		return NF_ACCEPT;
 
 	local_bh_disable();
 	ret = rx_hook(skb, state);
