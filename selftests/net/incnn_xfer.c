@@ -14,7 +14,7 @@
  *
  * Common options: -I IFNAME binds the socket(s) to a device
  * (SO_BINDTODEVICE, e.g. a VRF). send -Z N sends N zero bytes instead
- * of a file (IN is then "-"); recv -Z checks instead of storing: OUT gets
+ * of a file (IN is then "-"); recv -Z 1 checks instead of storing: OUT gets
  * one line "bytes N nonzero M" (M bytes that were not zero).
  *
  * Exit status 0 on success, 1 on a failure (one line on stderr).
