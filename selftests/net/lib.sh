@@ -153,13 +153,13 @@ load_module() {
 	return 0
 }
 
-# rmmod, retried for up to $1 seconds (default 30): flows that offered
+# rmmod, retried for up to $1 seconds (default 60): flows that offered
 # rx or compress hold the module until they expire, and the namespaces
 # of a previous script may still be being dismantled
 unload_module() {
 	local i
 	module_loaded || return 0
-	for i in $(seq 1 $((${1:-30} * 4))); do
+	for i in $(seq 1 $((${1:-60} * 4))); do
 		rmmod incnn 2>/dev/null && return 0
 		sleep 0.25
 	done

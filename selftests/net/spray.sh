@@ -10,7 +10,8 @@
 #    spray has filled that bound, is still compressed (framed, decoded,
 #    bytes as predicted);
 #  - flow-max above the default needs CAP_NET_ADMIN in the initial user
-#    namespace: root of a new user namespace cannot raise it.
+#    namespace: root of a new user namespace cannot raise it (skipped
+#    where user namespaces cannot be created, as in the test VM's chroot).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -80,16 +81,17 @@ fi
 info "receiver slab: $(grep -E '^kmalloc-(192|256) ' /proc/slabinfo | awk '{ printf "%s %s objs; ", $1, $2 }')"
 
 # --- flow-max in a user namespace -------------------------------------------
+# (the VM runs the tests in a chroot, where unshare(CLONE_NEWUSER) fails)
 uns() { unshare -Urn "$INCCTL" "$@" 2>&1; }
-if out=$(uns set flow-max 100000); then
+if ! unshare -Urn true 2>/dev/null; then
+	skip "user namespace root: flow-max above the default refused" \
+		"no user namespaces here (chroot)"
+elif out=$(uns set flow-max 100000); then
 	fail "user namespace root: flow-max 100000 refused" "accepted: $out"
+elif ! out2=$(uns set flow-max 1000); then
+	fail "user namespace root: flow-max 1000 accepted" "$out2"
 else
-	ok "user namespace root: flow-max 100000 refused (${out:0:120})"
-fi
-if out=$(uns set flow-max 1000); then
-	ok "user namespace root: flow-max 1000 accepted"
-else
-	fail "user namespace root: flow-max 1000 accepted" "$out"
+	ok "user namespace root: flow-max 100000 refused (${out:0:120}), 1000 accepted"
 fi
 
 incctl "$NS_B" set idle-timeout 1 close-timeout 1
