@@ -18,9 +18,13 @@ INCNN_BIG_BYTES=${INCNN_BIG_BYTES:-$((5 << 30))}
 ktap_header "a marked stream of $INCNN_BIG_BYTES bytes"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
-ip -n "$NS_A" link set va mtu 65000 && ip -n "$NS_B" link set vb mtu 65000 &&
-	incctl "$NS_A" rule add tos 0x28 codec lz4 ||
-	{ fail "jumbo MTU and lz4 rule"; ktap_finish; exit 1; }
+if ! { ip -n "$NS_A" link set va mtu 65000 &&
+	ip -n "$NS_B" link set vb mtu 65000 &&
+	incctl "$NS_A" rule add tos 0x28 codec lz4; }; then
+	fail "jumbo MTU and lz4 rule"
+	ktap_finish
+	exit 1
+fi
 
 next_port
 timeout 1500 nsenter --net="/run/netns/$NS_B" \

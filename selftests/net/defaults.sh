@@ -7,11 +7,12 @@
 #  - the default_rule= module parameter (modinfo documents it) gives
 #    every namespace a rule; a bad value fails the load.
 
+# shellcheck disable=SC2034 # read by lib.sh
 NO_TEST_RULE=1
 . "$(dirname "$0")/lib.sh"
 
 ktap_header "no rule by default; default_rule= parameter"
-unload_module || { fail "rmmod incnn"; ktap_finish; exit 1; }
+unload_module 60 || { fail "rmmod incnn"; ktap_finish; exit 1; }
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
 gen_floats "$TMP/f.bin" 50000 141 1e-1
@@ -22,7 +23,7 @@ short_timeouts() { # flows expire quickly once closed: rmmod can follow
 short_timeouts
 
 rules=$(incctl "$NS_A" rule list; incctl "$NS_B" rule list; "$INCCTL" rule list)
-if [ -z "$(echo "$rules" | grep -i codec)" ]; then
+if ! grep -qi codec <<<"$rules"; then
 	ok "no rule after insmod (new namespaces and init_net)"
 else
 	fail "no rule after insmod" "$rules"
@@ -42,7 +43,7 @@ else
 fi
 
 # with the parameter, every namespace starts with the rule
-unload_module
+unload_module 60
 if insmod "$KO" default_rule=0x28:inceptionn:10; then
 	short_timeouts
 	predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
@@ -57,7 +58,7 @@ if insmod "$KO" default_rule=0x28:inceptionn:10; then
 else
 	fail "insmod default_rule=0x28:inceptionn:10"
 fi
-unload_module
+unload_module 60
 bad=0
 for p in 0x2c:inceptionn 0x28:nosuch 0x29:lz4 0x28:inceptionn:99 x; do
 	if insmod "$KO" default_rule="$p" 2>/dev/null; then

@@ -157,9 +157,9 @@ load_module() {
 # rx or compress hold the module until they expire, and the namespaces
 # of a previous script may still be being dismantled
 unload_module() {
-	local i
+	local _
 	module_loaded || return 0
-	for i in $(seq 1 $((${1:-60} * 4))); do
+	for _ in $(seq 1 $((${1:-60} * 4))); do
 		rmmod incnn 2>/dev/null && return 0
 		sleep 0.25
 	done
