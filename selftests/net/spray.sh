@@ -78,7 +78,7 @@ else
 	fail "receiver's flows bounded by flow-max/8" \
 		"inject exit $src; flow_count $during during, $after after; flows_created $created"
 fi
-info "receiver slab: $(grep -E '^kmalloc-(192|256) ' /proc/slabinfo | awk '{ printf "%s %s objs; ", $1, $2 }')"
+info "receiver slab: $(grep -E '^kmalloc-(cg-)?(192|256) ' /proc/slabinfo | awk '{ printf "%s %s objs; ", $1, $2 }')"
 
 # --- flow-max in a user namespace -------------------------------------------
 # (the VM runs the tests in a chroot, where unshare(CLONE_NEWUSER) fails)
