@@ -59,8 +59,12 @@ struct incnn_pcpu_stats {
 #define INCNN_FLOW_F_OFFERED	BIT(17)		/* we offered rx */
 #define INCNN_FLOW_F_SENT	BIT(18)		/* sent_end is valid */
 #define INCNN_FLOW_F_PEER_SYN	BIT(19)		/* peer_isn is valid */
+#define INCNN_FLOW_F_PINNED	BIT(20)		/* holds a module reference */
 
-/* What a new incarnation of a tuple starts without (see flow_reset). */
+/*
+ * What a new incarnation of a tuple starts without (see flow_reset). The
+ * module reference (PINNED) stays with the entry until it is freed.
+ */
 #define INCNN_FLOW_F_INCARNATION (INCNN_FLOW_F_PEER_RX |		\
 				  INCNN_FLOW_F_ANCHORED |		\
 				  INCNN_FLOW_F_TOGGLED |		\
@@ -72,6 +76,7 @@ struct incnn_pcpu_stats {
 
 struct incnn_flow {
 	struct hlist_node node;
+	struct list_head embryo;	/* on the table's embryo list */
 	struct rcu_head rcu;
 	spinlock_t lock;	/* flags, anchor, counters */
 	/* local -> peer */
@@ -83,6 +88,8 @@ struct incnn_flow {
 	u32 isn;		/* our initial sequence number */
 	u32 anchor;		/* stream offset of the first marked byte */
 	u32 sent_end;		/* stream offset sent up to, before anchor */
+	s64 tx_end;		/* highest end sent, relative to the anchor */
+	int bound_if;		/* the local socket's sk_bound_dev_if */
 	u8 dscp;		/* DSCP the flow was anchored with */
 	struct incnn_rule rule;	/* codec pinned at the anchor */
 	u32 peer_isn;		/* the peer's initial sequence number */
@@ -101,7 +108,11 @@ struct incnn_net;
 struct incnn_flow_table {
 	struct incnn_net *owner;
 	spinlock_t lock;	/* writers */
+	u32 seed;		/* jhash seed, random per namespace */
 	u32 count;
+	u32 embryonic;		/* flows on the embryo list */
+	u32 gc_pos;		/* GC: the next bucket to look at */
+	struct list_head embryo;	/* handshake not complete, oldest first */
 	struct hlist_head buckets[1 << INCNN_FLOW_HASH_BITS];
 	struct delayed_work gc;
 };
@@ -177,6 +188,8 @@ struct incnn_flow *incnn_flow_get(struct incnn_net *in,
 				  __be32 saddr, __be32 daddr, __be16 sport,
 				  __be16 dport);
 void incnn_flows_flush(struct incnn_net *in);
+bool incnn_flow_pin(struct incnn_flow *f);
+void incnn_flow_confirm(struct incnn_net *in, struct incnn_flow *f);
 
 static inline void incnn_flow_set(struct incnn_flow *f, u32 flags)
 {
@@ -231,6 +244,10 @@ unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state);
 unsigned int incnn_rx_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state);
+
+/* the rule new namespaces start with (default_rule=, main.c) */
+extern struct incnn_rule incnn_default_rule;
+extern u8 incnn_default_rule_dscp;
 
 /* module-wide setup */
 int incnn_netns_init(void);

@@ -47,10 +47,57 @@ void incnn_scratch_exit(void)
 	}
 }
 
+/*
+ * default_rule=TOS:CODEC[:PARAM] gives every network namespace a rule at
+ * creation (e.g. 0x28:inceptionn:10). Without it there is none: nothing
+ * is compressed, lossy or not, until an administrator adds a rule.
+ */
+static char *default_rule = "";
+module_param(default_rule, charp, 0444);
+MODULE_PARM_DESC(default_rule,
+		 "rule of every new netns, TOS:CODEC[:PARAM] (e.g. 0x28:inceptionn:10); default: none");
+
+static int __init incnn_parse_default_rule(void)
+{
+	char buf[64], *p = buf, *tos, *name, *param;
+	const struct incnn_codec *c;
+	u8 t, v;
+
+	if (!default_rule || !*default_rule)
+		return 0;
+	if (strscpy(buf, default_rule, sizeof(buf)) < 0)
+		goto bad;
+	tos = strsep(&p, ":");
+	name = strsep(&p, ":");
+	param = strsep(&p, ":");
+	if (!name || p || kstrtou8(tos, 0, &t) || t & 3 ||
+	    t >> 2 == INCNN_DEFAULT_WIRE_TOS >> 2)
+		goto bad;
+	c = incnn_codec_find(name);
+	if (!c)
+		goto bad;
+	v = c->default_param;
+	if ((param && kstrtou8(param, 0, &v)) || c->check_param(v))
+		goto bad;
+	incnn_default_rule_dscp = t >> 2;
+	incnn_default_rule.codec = c->id;
+	incnn_default_rule.param = v;
+	pr_info("incnn: default rule tos 0x%02x codec %s param %u\n", t,
+		c->name, v);
+	return 0;
+bad:
+	pr_err("incnn: bad default_rule \"%s\" (TOS:CODEC[:PARAM])\n",
+	       default_rule);
+	return -EINVAL;
+}
+
 static int __init incnn_init(void)
 {
 	int err;
 
+	err = incnn_parse_default_rule();
+	if (err)
+		return err;
 	incnn_simd_init();
 	err = incnn_scratch_init();
 	if (err)
@@ -72,10 +119,16 @@ err_scratch:
 	return err;
 }
 
+/*
+ * Only runs once no flow holds a module reference (INCNN_FLOW_F_PINNED,
+ * flow.c): no peer can still send frames to a flow of ours.
+ */
 static void __exit incnn_exit(void)
 {
 	incnn_genl_exit();
 	incnn_netns_exit();
+	/* the flows' RCU callbacks are module code */
+	rcu_barrier();
 	incnn_scratch_exit();
 }
 

@@ -168,8 +168,21 @@ static int incnn_apply_config(struct incnn_config *c, struct genl_info *info)
 	return 0;
 }
 
+/*
+ * Flows are kernel memory: beyond the default table size, flow-max needs
+ * CAP_NET_ADMIN in the initial user namespace (an unprivileged user
+ * namespace's root may lower it, or raise it up to the default).
+ */
 static int incnn_set_config(struct sk_buff *skb, struct genl_info *info)
 {
+	struct nlattr *max = info->attrs[INCNN_A_FLOW_MAX];
+
+	if (max && nla_get_u32(max) > INCNN_DEFAULT_FLOW_MAX &&
+	    !netlink_capable(skb, CAP_NET_ADMIN)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, max,
+				    "flow-max above the default needs CAP_NET_ADMIN in the initial user namespace");
+		return -EPERM;
+	}
 	return incnn_update_config(info, incnn_apply_config);
 }
 

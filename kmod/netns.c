@@ -6,10 +6,19 @@
 #include <linux/netfilter_ipv4.h>
 #include <linux/slab.h>
 #include <linux/percpu.h>
+#include <net/netfilter/ipv4/nf_defrag_ipv4.h>
 
 #include "incnn.h"
 
 unsigned int incnn_net_id __read_mostly;
+
+/*
+ * The rule every new namespace starts with: none unless the administrator
+ * loads the module with default_rule= (main.c). Nothing is lossy unless
+ * asked for.
+ */
+struct incnn_rule incnn_default_rule __read_mostly;
+u8 incnn_default_rule_dscp __read_mostly;
 
 /*
  * Egress: late in POST_ROUTING, after NAT (100) and SELinux (225), before
@@ -47,8 +56,7 @@ static struct incnn_config *incnn_config_default(void)
 	cfg->flow_max = INCNN_DEFAULT_FLOW_MAX;
 	cfg->idle_timeout = INCNN_DEFAULT_IDLE_TIMEOUT;
 	cfg->close_timeout = INCNN_DEFAULT_CLOSE_TIMEOUT;
-	cfg->rules[INCNN_DEFAULT_TOS >> 2].codec = INCNN_CODEC_INCEPTIONN;
-	cfg->rules[INCNN_DEFAULT_TOS >> 2].param = 10;
+	cfg->rules[incnn_default_rule_dscp] = incnn_default_rule;
 	return cfg;
 }
 
@@ -70,6 +78,15 @@ static int __net_init incnn_net_init(struct net *net)
 	err = incnn_flows_init(in);
 	if (err)
 		goto err_flows;
+	/*
+	 * Reassemble IPv4 fragments before the ingress hook (at priority
+	 * NF_IP_PRI_CONNTRACK_DEFRAG), conntrack or not: a framed segment
+	 * fragmented on the path must be decoded whole, never reach TCP as
+	 * a frame.
+	 */
+	err = nf_defrag_ipv4_enable(net);
+	if (err)
+		goto err_defrag;
 	err = nf_register_net_hooks(net, incnn_nf_ops,
 				    ARRAY_SIZE(incnn_nf_ops));
 	if (err)
@@ -77,6 +94,8 @@ static int __net_init incnn_net_init(struct net *net)
 	return 0;
 
 err_hooks:
+	nf_defrag_ipv4_disable(net);
+err_defrag:
 	incnn_flows_exit(in);
 err_flows:
 	free_percpu(in->stats);
@@ -96,6 +115,7 @@ err_cfg:
 static void __net_exit incnn_net_pre_exit(struct net *net)
 {
 	nf_unregister_net_hooks(net, incnn_nf_ops, ARRAY_SIZE(incnn_nf_ops));
+	nf_defrag_ipv4_disable(net);
 }
 
 static void __net_exit incnn_net_exit(struct net *net)

@@ -13,8 +13,8 @@
 #include <net/inet_ecn.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/inet_hashtables.h>
-#include <net/tcp.h>
 #include <net/l3mdev.h>
+#include <net/tcp.h>
 
 #include "incnn.h"
 #include "codec/frame.h"
@@ -67,11 +67,14 @@ static bool rx_listener(struct net *net, const struct sk_buff *skb)
 	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
 	struct sock *sk;
 
-	if (inet_addr_type(net, iph->daddr) != RTN_LOCAL)
+	/* the local table of the device's VRF, if any */
+	if ((skb->dev ? inet_dev_addr_type(net, skb->dev, iph->daddr) :
+		   inet_addr_type(net, iph->daddr)) != RTN_LOCAL)
 		return false;
 	/*
 	 * No skb: a reuseport BPF program would expect skb->data at the
-	 * TCP header; without one the listener is chosen by hash.
+	 * TCP header; without one the listener is chosen by hash. The
+	 * device and its VRF (sdif), as TCP looks the socket up.
 	 */
 	sk = __inet_lookup_listener(net, &tcp_hashinfo, NULL, 0, iph->saddr,
 				    th->source, iph->daddr, ntohs(th->dest),
@@ -408,6 +411,10 @@ static unsigned int rx_hook(struct sk_buff *skb,
 		WRITE_ONCE(f->last, jiffies);
 		if (th->fin || th->rst)
 			incnn_flow_set(f, INCNN_FLOW_F_CLOSING);
+		/* the peer acknowledges our SYN: the handshake is complete */
+		if (th->ack && (READ_ONCE(f->flags) & INCNN_FLOW_F_ISN) &&
+		    (s32)(ntohl(th->ack_seq) - READ_ONCE(f->isn)) > 0)
+			incnn_flow_confirm(in, f);
 	}
 	/* a frame is recognised by its option alone, never by DSCP */
 	opt = incnn_tcpopt_frame_find(skb);
@@ -419,10 +426,17 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	return rx_frame(in, f, skb, state->hook, opt) ? NF_ACCEPT : NF_DROP;
 }
 
+/*
+ * A VRF (l3mdev) runs PRE_ROUTING a second time for its own device:
+ * everything was done on the first pass, for the real device.
+ */
 unsigned int incnn_rx_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state)
 {
 	unsigned int ret;
+
+	if (state->in && netif_is_l3_master(state->in))
+		return NF_ACCEPT;
 
 	local_bh_disable();
 	ret = rx_hook(skb, state);

@@ -16,10 +16,23 @@
 #include "codec/frame.h"
 
 /*
+ * The device the local socket is bound to, as its lookup needs it: a
+ * full socket's sk_bound_dev_if, or what a request socket's child will
+ * get (SO_BINDTODEVICE on the listener, or its VRF).
+ */
+static int tx_bound_if(const struct sock *sk)
+{
+	if (sk_fullsock(sk))
+		return READ_ONCE(sk->sk_bound_dev_if);
+	return inet_rsk(inet_reqsk((struct sock *)sk))->ir_iif;
+}
+
+/*
  * Our own SYN or SYN-ACK: learn the flow, offer rx. A SYN with an ISN the
  * flow does not know starts a new incarnation of the tuple: nothing of
  * the previous one (ISN, anchor, rule, offers) survives. A SYN-ACK keeps
- * the peer's offer only if it answers the SYN that offer came with.
+ * the peer's offer only if it answers the SYN that offer came with. A
+ * flow that offers holds a module reference (incnn_flow_pin()).
  */
 static void tx_syn(struct incnn_net *in, const struct incnn_config *cfg,
 		   struct sk_buff *skb)
@@ -36,10 +49,12 @@ static void tx_syn(struct incnn_net *in, const struct incnn_config *cfg,
 	/* offer rx only for a flow we can decode: one in the table */
 	if (!f)
 		return;
-	if (codecs && !skb_ensure_writable(skb, skb->len))
+	if (codecs && incnn_flow_pin(f) &&
+	    !skb_ensure_writable(skb, skb->len))
 		offered = incnn_tcpopt_add(skb, codecs);
 	th = tcp_hdr(skb);
 	seq = ntohl(th->seq);
+	WRITE_ONCE(f->bound_if, tx_bound_if(skb->sk));
 	spin_lock(&f->lock);
 	if ((f->flags & INCNN_FLOW_F_ISN) ? f->isn != seq :
 	    !th->ack || !(f->flags & INCNN_FLOW_F_PEER_SYN) ||
@@ -94,6 +109,7 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 			f->anchor = f->sent_end;
 		f->dscp = dscp;
 		f->rule = cfg->rules[dscp];
+		f->tx_end = 0;
 		f->flags |= INCNN_FLOW_F_ANCHORED;
 	} else if (f->dscp != dscp) {
 		f->flags |= INCNN_FLOW_F_TOGGLED;
@@ -108,6 +124,11 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 	}
 	if (flags & INCNN_FLOW_F_TOGGLED) {
 		why = INCNN_STAT_TX_RAW_MARK_TOGGLED;
+		goto raw;
+	}
+	/* compressing: the module stays until the flow is freed */
+	if (!(flags & INCNN_FLOW_F_PINNED) && !incnn_flow_pin(f)) {
+		why = INCNN_STAT_TX_ERRORS;
 		goto raw;
 	}
 	*mode = TX_FRAME;
@@ -213,6 +234,26 @@ static void tx_put_frame(const struct incnn_config *cfg, struct sk_buff *skb,
 }
 
 /*
+ * Where a segment starts, relative to the anchor, as a 64-bit stream
+ * offset: the 32-bit sequence number extended with the highest end sent
+ * so far (a segment lies within a send window, < 2^31, of it), which the
+ * segment then advances. Negative: it starts before the anchor.
+ */
+static s64 tx_stream_pos(struct incnn_flow *f, u32 seq, unsigned int plen)
+{
+	s64 pos;
+	u32 rel;
+
+	spin_lock(&f->lock);
+	rel = seq - f->isn - 1 - f->anchor;
+	pos = f->tx_end + (s32)(rel - (u32)f->tx_end);
+	if (pos + plen > f->tx_end)
+		f->tx_end = pos + plen;
+	spin_unlock(&f->lock);
+	return pos;
+}
+
+/*
  * Compress one (non-GSO) segment in place, with the codec path @simd
  * (inside the caller's FPU section if not INCNN_SIMD_NONE). Returns
  * false if the segment must be dropped: a lossy flow's segment that
@@ -227,8 +268,8 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	struct incnn_hist hist = { { 0 } };
 	unsigned int thoff, hlen, plen, head;
 	struct tcphdr *th;
-	u32 rel;
 	ssize_t n;
+	s64 pos;
 	u8 *p;
 
 	if (!c || skb_ensure_writable(skb, skb->len)) {
@@ -247,15 +288,15 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES, plen);
 
 	/* bytes before the anchor, then up to the float grid, go raw */
-	rel = ntohl(th->seq) - f->isn - 1 - f->anchor;
-	if ((s32)rel < 0) {
-		if (-rel >= plen) {
+	pos = tx_stream_pos(f, ntohl(th->seq), plen);
+	if (pos < 0) {
+		if (-pos >= plen) {
 			incnn_stat_inc(in, INCNN_STAT_TX_RAW_PRE_ANCHOR);
 			return true;
 		}
-		head = -rel;
+		head = -pos;
 	} else {
-		head = -rel & 3;
+		head = -pos & 3;
 	}
 	if (head > plen)
 		head = plen;
@@ -476,13 +517,18 @@ static bool tx_tcp_sk(const struct sock *sk)
 	return sk->sk_type == SOCK_STREAM && sk->sk_protocol == IPPROTO_TCP;
 }
 
-/* Per-CPU scratch needs BH off. */
+/*
+ * Per-CPU scratch needs BH off. A VRF (l3mdev) runs POST_ROUTING twice
+ * per packet, for its own device and then for the real one: act once, on
+ * the real device.
+ */
 unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state)
 {
 	unsigned int ret;
 
-	if (!tx_tcp_sk(skb->sk))
+	if (!tx_tcp_sk(skb->sk) ||
+	    (state->out && netif_is_l3_master(state->out)))
 		return NF_ACCEPT;
 	local_bh_disable();
 	ret = tx_hook(priv, skb, state);

@@ -151,8 +151,10 @@ say "[2/11] module not loaded: unmarked stream"
 run "no module, unmarked" 0x00 "$out/grads.bin" -
 modprobe lz4_compress
 modprobe lz4_decompress
+modprobe nf_defrag_ipv4 # incnn reassembles fragments before its rx hook
 insmod "$repo/incnn.ko"
 loaded=1
+# incnn installs no rule: add the one the demo uses explicitly
 say "[3/11] module loaded with rules: unmarked stream"
 rule inceptionn 10
 run "module loaded, unmarked" 0x00 "$out/grads.bin" -

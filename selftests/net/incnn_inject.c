@@ -37,6 +37,12 @@
  * number, with the frame option: the peer, which did not offer rx, must
  * drop them (rx_drop_not_offered).
  *
+ *   incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]
+ *
+ * SYN spray: COUNT SYNs to ADDR:PORT carrying incnn's capability option,
+ * from random spoofed sources in A.B.0.0/16 (default 10.99) and random
+ * ports, through the raw socket; prints "syns COUNT".
+ *
  * Prints, on stdout, one line per counter the receiver must have
  * incremented: "rx_drop_short 3", ... "rx_frames 1", and "injected N".
  * Exit status 0 on success, 1 on a failure (one line on stderr).
@@ -213,6 +219,66 @@ static int send_seg(const u8 *pl, size_t len, unsigned int seq,
 static int inject(const u8 *pl, size_t len, unsigned int seq, int bad_csum)
 {
 	return send_seg(pl, len, seq, 0, 0, bad_csum);
+}
+
+/* -Y: @count spoofed SYNs with the capability option. */
+static int syn_spray(unsigned long count, unsigned int src_net)
+{
+	u8 pkt[20 + 20 + 4 + 40];
+	struct iphdr *iph = (struct iphdr *)pkt;
+	struct tcphdr *th = (struct tcphdr *)(pkt + 20);
+	u8 *opt = pkt + 40, pseudo[12];
+	size_t olen = (INCNN_TCPOPT_LEN + 4 + 3) & ~3u, tlen = 20 + olen;
+	unsigned long i, sum;
+
+	for (i = 0; i < count; i++) {
+		memset(pkt, 0, sizeof(pkt));
+		iph->version = 4;
+		iph->ihl = 5;
+		iph->tot_len = htons(20 + tlen);
+		iph->id = htons(ip_id++);
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = 64;
+		iph->protocol = IPPROTO_TCP;
+		iph->saddr = htonl(src_net << 16 | (rnd() & 0xffff));
+		iph->daddr = peer.sin_addr.s_addr;
+		th->source = htons(1024 + rnd() % 60000);
+		th->dest = peer.sin_port;
+		th->seq = htonl(rnd());
+		th->doff = (20 + olen) / 4;
+		th->syn = 1;
+		th->window = htons(65535);
+		/* MSS 1460, then the capability option, NOP padded */
+		opt[0] = 2;
+		opt[1] = 4;
+		opt[2] = 1460 >> 8;
+		opt[3] = 1460 & 0xff;
+		memset(opt + 4, 1, olen - 4);
+		opt[4] = INCNN_TCPOPT_KIND;
+		opt[5] = INCNN_TCPOPT_LEN;
+		opt[6] = INCNN_TCPOPT_EXID >> 8;
+		opt[7] = INCNN_TCPOPT_EXID & 0xff;
+		/* offering frame version 1 and every codec */
+		opt[8] = 1 << INCNN_FRAME_VERSION;
+		opt[9] = 0;
+		opt[10] = 0xff;
+		opt[11] = 0xfe;
+
+		memcpy(pseudo, &iph->saddr, 4);
+		memcpy(pseudo + 4, &iph->daddr, 4);
+		pseudo[8] = 0;
+		pseudo[9] = IPPROTO_TCP;
+		pseudo[10] = tlen >> 8;
+		pseudo[11] = tlen & 0xff;
+		sum = csum_add(0, pseudo, sizeof(pseudo));
+		sum = csum_add(sum, pkt + 20, tlen);
+		th->check = htons(csum_fold(sum));
+		if (sendto(raw_fd, pkt, 20 + tlen, 0, (struct sockaddr *)&peer,
+			   sizeof(peer)) != (ssize_t)(20 + tlen))
+			return fail("sendto (raw)");
+	}
+	printf("syns %lu\n", count);
+	return 0;
 }
 
 /*
@@ -528,12 +594,14 @@ int main(int argc, char **argv)
 	const char *addr = NULL;
 	int port = 0, tos = INCNN_DEFAULT_TOS, nrandom = 200, opt, fd, f, i;
 	int window = 0, spoof = 0;
+	unsigned long spray = 0;
+	unsigned int src_net = 10 << 8 | 99;
 	socklen_t sl = sizeof(local);
 	size_t half;
 	struct stat st;
 	u8 *buf;
 
-	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:M:WS:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:M:WS:Y:F:")) != -1) {
 		switch (opt) {
 		case 'c':
 			addr = optarg;
@@ -563,12 +631,36 @@ int main(int argc, char **argv)
 		case 'S':
 			spoof = atoi(optarg);
 			break;
+		case 'Y':
+			spray = strtoul(optarg, NULL, 0);
+			break;
+		case 'F': {
+			unsigned int a, b;
+
+			if (sscanf(optarg, "%u.%u", &a, &b) != 2 || a > 255 ||
+			    b > 255)
+				return 2;
+			src_net = a << 8 | b;
+			break;
+		}
 		default:
 			return 2;
 		}
 	}
+	if (spray && addr && port > 0 && optind == argc) {
+		peer.sin_family = AF_INET;
+		peer.sin_port = htons(port);
+		if (inet_pton(AF_INET, addr, &peer.sin_addr) != 1) {
+			errno = EINVAL;
+			return fail(addr);
+		}
+		raw_fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+		if (raw_fd < 0)
+			return fail("raw socket");
+		return syn_spray(spray, src_net);
+	}
 	if (optind != argc - 1 || !addr || port <= 0) {
-		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] [-M MSS] [-W | -S COUNT] IN\n");
+		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] [-M MSS] [-W | -S COUNT] IN\n       incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]\n");
 		return 2;
 	}
 

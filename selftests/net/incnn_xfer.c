@@ -19,6 +19,11 @@
  *	connect from local port LPORT (SO_REUSEADDR) and write everything
  *	received to OUT
  *
+ * Common options: -I IFNAME binds the socket(s) to a device
+ * (SO_BINDTODEVICE, e.g. a VRF). send -Z N sends N zero bytes instead
+ * of a file (IN is then "-"); recv -Z 1 checks instead of storing: OUT gets
+ * one line "bytes N nonzero M" (M bytes that were not zero).
+ *
  * Exit status 0 on success, 1 on a failure (one line on stderr).
  */
 #include <arpa/inet.h>
@@ -44,26 +49,61 @@ static int fail(const char *what)
 	return 1;
 }
 
+struct xopts {
+	const char *ifname;	/* -I */
+	long long zeros;	/* -Z: send: bytes; recv: > 0 to check */
+};
+
 static int set_tos(int fd, int tos)
 {
 	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
 }
 
+static int bind_dev(int fd, const struct xopts *o)
+{
+	if (!o->ifname)
+		return 0;
+	return setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, o->ifname,
+			  strlen(o->ifname));
+}
+
+/* -Z: N zero bytes, 1 MiB at a time */
+static int send_zeros(int fd, long long n)
+{
+	static char z[1 << 20];
+	long long len;
+
+	while (n > 0) {
+		len = n < (long long)sizeof(z) ? n : (long long)sizeof(z);
+		if (send_all(fd, z, len))
+			return -1;
+		n -= len;
+	}
+	return 0;
+}
+
 static int do_send(const char *addr, int port, int tos, long pre,
-		   int after, const char *in)
+		   int after, const char *in, const struct xopts *o)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	struct stat st;
+	struct stat st = { .st_size = 0 };
 	char *buf;
 	int fd, f;
 
-	f = open(in, O_RDONLY);
-	if (f < 0 || fstat(f, &st))
-		return fail(in);
-	buf = malloc(st.st_size + 1);
-	if (!buf || read(f, buf, st.st_size) != st.st_size)
-		return fail(in);
-	close(f);
+	if (o->zeros) {
+		buf = malloc(1);
+		if (!buf)
+			return fail("malloc");
+		after = 0;
+	} else {
+		f = open(in, O_RDONLY);
+		if (f < 0 || fstat(f, &st))
+			return fail(in);
+		buf = malloc(st.st_size + 1);
+		if (!buf || read(f, buf, st.st_size) != st.st_size)
+			return fail(in);
+		close(f);
+	}
 	if (pre > st.st_size)
 		pre = st.st_size;
 
@@ -75,6 +115,8 @@ static int do_send(const char *addr, int port, int tos, long pre,
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
 		return fail("socket");
+	if (bind_dev(fd, o))
+		return fail("SO_BINDTODEVICE");
 	if (tos >= 0 && !after && set_tos(fd, tos))
 		return fail("IP_TOS");
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
@@ -87,7 +129,8 @@ static int do_send(const char *addr, int port, int tos, long pre,
 	} else {
 		pre = 0;
 	}
-	if (send_all(fd, buf + pre, st.st_size - pre))
+	if (o->zeros ? send_zeros(fd, o->zeros) :
+		       send_all(fd, buf + pre, st.st_size - pre))
 		return fail("send");
 	if (shutdown(fd, SHUT_WR))
 		return fail("shutdown");
@@ -99,7 +142,32 @@ static int do_send(const char *addr, int port, int tos, long pre,
 	return 0;
 }
 
-static int do_recv(const char *addr, int port, int tos, const char *out)
+/* recv -Z: count the bytes and those that are not zero */
+static int check_zeros(int fd, const char *out)
+{
+	static unsigned char buf[1 << 16];
+	long long bytes = 0, nonzero = 0;
+	ssize_t n, i;
+	FILE *f;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		bytes += n;
+		if (buf[0] == 0 && !memcmp(buf, buf + 1, n - 1))
+			continue;
+		for (i = 0; i < n; i++)
+			nonzero += buf[i] != 0;
+	}
+	if (n < 0)
+		return fail("read");
+	f = fopen(out, "w");
+	if (!f || fprintf(f, "bytes %lld nonzero %lld\n", bytes, nonzero) < 0 ||
+	    fclose(f))
+		return fail(out);
+	return 0;
+}
+
+static int do_recv(const char *addr, int port, int tos, const char *out,
+		   const struct xopts *o)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	static char buf[1 << 16];
@@ -112,7 +180,7 @@ static int do_recv(const char *addr, int port, int tos, const char *out)
 		return fail(addr);
 	}
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 ||
+	if (lfd < 0 || bind_dev(lfd, o) ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
 		return fail("listen");
@@ -121,6 +189,13 @@ static int do_recv(const char *addr, int port, int tos, const char *out)
 		return fail("accept");
 	if (tos >= 0 && set_tos(fd, tos))
 		return fail("IP_TOS");
+	if (o->zeros) {
+		if (check_zeros(fd, out))
+			return 1;
+		close(fd);
+		close(lfd);
+		return 0;
+	}
 	f = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (f < 0)
 		return fail(out);
@@ -226,6 +301,7 @@ static int do_fetch(const char *addr, int port, int lport, const char *out)
 
 int main(int argc, char **argv)
 {
+	struct xopts o = { .ifname = NULL };
 	const char *addr = NULL;
 	int port = 0, tos = -1, after = 0, lport = 0, opt;
 	long pre = 0, count = 1;
@@ -235,7 +311,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:n:B:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:n:B:I:Z:")) != -1) {
 		switch (opt) {
 		case 'b':
 		case 'c':
@@ -259,6 +335,12 @@ int main(int argc, char **argv)
 		case 'B':
 			lport = atoi(optarg);
 			break;
+		case 'I':
+			o.ifname = optarg;
+			break;
+		case 'Z':
+			o.zeros = atoll(optarg);
+			break;
 		default:
 			return 2;
 		}
@@ -268,9 +350,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "send") && addr)
-		return do_send(addr, port, tos, pre, after, argv[optind]);
+		return do_send(addr, port, tos, pre, after, argv[optind],
+			       &o);
 	if (!strcmp(argv[1], "recv"))
-		return do_recv(addr, port, tos, argv[optind]);
+		return do_recv(addr, port, tos, argv[optind], &o);
 	if (!strcmp(argv[1], "serve"))
 		return do_serve(addr, port, tos, count, argv[optind]);
 	if (!strcmp(argv[1], "fetch") && addr && lport > 0)

@@ -8,7 +8,11 @@
 #
 # Provides:
 #   KTAP output      ktap_header, ok / fail / skip / check, ktap_finish
-#   module           load_module, unload_module, module_loaded
+#   module           load_module, unload_module, module_loaded,
+#                    test_rule NS (the tests' rule: incnn installs none;
+#                    every namespace made by new_ns gets it, and a fresh
+#                    load_module gives it to every existing one, unless
+#                    NO_TEST_RULE=1)
 #   namespaces       new_ns NAME, nsx NS CMD..., veth_pair NS1 DEV1 ADDR1
 #                    NS2 DEV2 ADDR2, setup_pair (sender $NS_A 10.66.x.1
 #                    <-> receiver $NS_B 10.66.x.2), wait_listen NS PORT,
@@ -129,14 +133,36 @@ bg() { # command...: run in the background, killed on exit; sets BG_PID
 # --- module ---------------------------------------------------------------
 module_loaded() { [ -d /sys/module/incnn ]; }
 
-load_module() {
-	module_loaded && return 0
-	modprobe lz4_compress && modprobe lz4_decompress || return 1
-	insmod "$KO"
+# The rule the tests mark with: ToS 0x28, inceptionn with bound 2^-10.
+# incnn itself installs no rule (nothing lossy unless asked for).
+NO_TEST_RULE=${NO_TEST_RULE:-0}
+test_rule() { # ns
+	[ "$NO_TEST_RULE" = 1 ] && return 0
+	"$INCCTL" -n "$1" rule add tos 0x28 codec inceptionn bound 2^-10
 }
 
+load_module() {
+	local n
+	module_loaded && return 0
+	modprobe lz4_compress && modprobe lz4_decompress &&
+		modprobe nf_defrag_ipv4 || return 1
+	insmod "$KO" || return 1
+	for n in "${CLEANUP_NS[@]}"; do
+		[ -e "/run/netns/$n" ] && test_rule "$n"
+	done
+	return 0
+}
+
+# rmmod, retried for up to $1 seconds (default 60): flows that offered
+# rx or compress hold the module until they expire, and the namespaces
+# of a previous script may still be being dismantled
 unload_module() {
+	local _
 	module_loaded || return 0
+	for _ in $(seq 1 $((${1:-60} * 4))); do
+		rmmod incnn 2>/dev/null && return 0
+		sleep 0.25
+	done
 	rmmod incnn
 }
 
@@ -151,6 +177,9 @@ new_ns() { # name
 	ip netns add "$1" || return 1
 	CLEANUP_NS+=("$1")
 	ip -n "$1" link set lo up || return 1
+	if module_loaded; then
+		test_rule "$1" || return 1
+	fi
 	nsenter --net="/run/netns/$1" sleep 100000 &
 	NSPID[$1]=$!
 	CLEANUP_PIDS+=("$!")

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vrf.sh - flows of sockets bound to a device must live as long as their
+# sockets: the flow GC looks sockets up with the device they are bound
+# to. Short timeouts (idle 1 s, close 1 s) on both ends, the receiver
+# half-closes at once and the sender pauses 3 s mid-stream; the bytes
+# must be exactly the prediction, every frame decoded:
+#  - both sockets bound with SO_BINDTODEVICE to their veth;
+#  - the receiver's veth enslaved to a VRF, the listener bound to the VRF
+#    (and the sender bound to its veth).
+
+. "$(dirname "$0")/lib.sh"
+
+ktap_header "SO_BINDTODEVICE and VRF sockets keep their flows"
+load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
+setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
+gen_floats "$TMP/f.bin" 100000 121 1e-1
+predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
+
+cat >"$TMP/recv.py" <<'PY'
+import socket, sys
+addr, port, out, dev = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
+ls.bind((addr, port))
+ls.listen(1)
+open(out + ".listening", "w").close()
+s, _ = ls.accept()
+s.shutdown(socket.SHUT_WR)  # FIN at once: the receiver's flow is closing
+with open(out, "wb") as f:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        f.write(b)
+PY
+cat >"$TMP/send.py" <<'PY'
+import socket, sys, time
+addr, port, path, dev = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+data = open(path, "rb").read()
+half = len(data) // 2 // 4 * 4
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
+s.connect((addr, port))
+s.sendall(data[:half])
+time.sleep(3)  # longer than both ends' timeouts (1 s) plus the GC
+s.sendall(data[half:])
+s.shutdown(socket.SHUT_WR)
+s.recv(1)
+PY
+
+# bound_xfer NAME RECV_DEV SEND_DEV
+bound_xfer() {
+	local name=$1 rpid src rrc sa sb st _
+	incctl "$NS_A" stats reset
+	incctl "$NS_B" stats reset
+	next_port
+	timeout 60 nsenter --net="/run/netns/$NS_B" \
+		"$PYTHON" "$TMP/recv.py" "$ADDR_B" "$PORT" "$TMP/$name.out" "$2" &
+	rpid=$!
+	for _ in $(seq 1 100); do
+		[ -e "$TMP/$name.out.listening" ] && break
+		nap 0.1
+	done
+	timeout 60 nsenter --net="/run/netns/$NS_A" \
+		"$PYTHON" "$TMP/send.py" "$ADDR_B" "$PORT" "$TMP/f.bin" "$3"
+	src=$?
+	wait $rpid
+	rrc=$?
+	if [ $src = 0 ] && [ $rrc = 0 ] && st=$(same "$TMP/want" "$TMP/$name.out"); then
+		ok "$name: idle 3 s > timeouts mid-stream, bytes as predicted"
+	else
+		fail "$name: idle 3 s > timeouts mid-stream, bytes as predicted" \
+			"sender $src receiver $rrc" "${st:-}"
+	fi
+	sa=$(kstats "$NS_A")
+	sb=$(kstats "$NS_B")
+	if [ "$(jnum "$sa" tx_framed)" -ge 1 ] &&
+		[ "$(jnum "$sb" rx_frames)" = "$(jnum "$sa" tx_framed)" ] &&
+		[ "$(jnum "$sa" tx_raw_untracked)" = 0 ]; then
+		ok "$name: every segment framed and decoded ($(jnum "$sb" rx_frames))"
+	else
+		fail "$name: every segment framed and decoded" \
+			"tx_framed $(jnum "$sa" tx_framed) rx_frames $(jnum "$sb" rx_frames)" \
+			"tx_raw_untracked $(jnum "$sa" tx_raw_untracked)"
+	fi
+}
+
+for ns in "$NS_A" "$NS_B"; do
+	incctl "$ns" set idle-timeout 1 close-timeout 1
+done
+
+bound_xfer bindtodevice vb va
+
+if ip -n "$NS_B" link add vrf-b type vrf table 10 &&
+	ip -n "$NS_B" link set vrf-b up &&
+	ip -n "$NS_B" link set vb master vrf-b &&
+	wait_ping "$NS_A" "$ADDR_B"; then
+	bound_xfer vrf vrf-b va
+else
+	fail "vrf: setup (CONFIG_NET_VRF?)"
+fi
+
+# once the sockets are gone, the flows expire
+nap 3
+left_a=$(jnum "$("$INCCTL" -n "$NS_A" -j show)" flow_count)
+left_b=$(jnum "$("$INCCTL" -n "$NS_B" -j show)" flow_count)
+if [ "$left_a" = 0 ] && [ "$left_b" = 0 ]; then
+	ok "flows expire once their sockets are gone"
+else
+	fail "flows expire once their sockets are gone" "flow_count $left_a / $left_b"
+fi
+
+ktap_finish
