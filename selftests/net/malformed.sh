@@ -9,7 +9,8 @@
 # included), bad bodies, random frames and payloads, and a valid frame
 # with a bad TCP checksum. Every one is dropped and counted under the
 # drop reason the userspace decoder gives it (with the receiver's MSS,
-# 1460 on this veth). The stream around the injection arrives exactly as
+# 1448 on this veth: MTU 1500 less 40 bytes of headers and the 12 of
+# the timestamp option, which TCP takes off its advertised MSS). The stream around the injection arrives exactly as
 # predicted, and the sender's flow is not disturbed by the raw packets it
 # sent. (Valid frames outside the receive window: window.sh.)
 
@@ -32,7 +33,7 @@ timeout 60 nsenter --net="/run/netns/$NS_B" \
 rpid=$!
 wait_listen "$NS_B" "$PORT" || fail "receiver listens"
 timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" -M 1460 "$TMP/f.bin" \
+	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" -M 1448 "$TMP/f.bin" \
 	>"$TMP/expect" 2>"$TMP/inject.err"
 irc=$?
 wait $rpid
