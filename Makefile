@@ -35,7 +35,8 @@ FUZZ_CFLAGS := $(INCNN_CFLAGS) -O1 -fno-omit-frame-pointer \
 
 # libincnn-codec.a: the codec (the module's own sources) and the frame
 CODEC_SRCS := $(wildcard $(SRC)/kmod/codec/*.c) \
-	$(SRC)/userspace/lib/lz4_glue.c $(SRC)/userspace/lib/gen.c
+	$(SRC)/userspace/lib/lz4_glue.c $(SRC)/userspace/lib/gen.c \
+	$(SRC)/userspace/lib/codec_param.c
 # libincnn.a / libincnn.so: the collective
 COLL_SRCS := $(wildcard $(SRC)/userspace/collective/*.c)
 # libincnn-train.a: the trainer's model and data

@@ -1262,6 +1262,55 @@ TEST(processes_ring_and_ps)
 		  INCNN_CODEC_EBQ, 8);
 }
 
+/* INCNN_CODEC=NAME:SETTING, spelt as incctl and the tools spell it */
+TEST(codec_env_spelling)
+{
+	static const struct {
+		const char *env, *err;
+		unsigned int id, param;
+	} cases[] = {
+		{ "ebq:2^-8", NULL, INCNN_CODEC_EBQ, 8 },
+		{ "inceptionn:6", NULL, INCNN_CODEC_INCEPTIONN, 6 },
+		{ "ebq:0.0009765625", NULL, INCNN_CODEC_EBQ, 10 },
+		{ "trunc:24", NULL, INCNN_CODEC_TRUNC, 24 },
+		{ "ebq", NULL, INCNN_CODEC_EBQ, 10 },
+		{ "ebq:31", "INCNN_CODEC=ebq:31: ebq takes bound 2^-1..2^-30", 0, 0 },
+		{ "trunc:12", "INCNN_CODEC=trunc:12: trunc takes bits 8, 16 or 24", 0, 0 },
+		{ "ebq:2^-", "INCNN_CODEC=ebq:2^-: ebq takes bound 2^-1..2^-30", 0, 0 },
+		{ "foo:3", "INCNN_CODEC=foo:3: want auto, none or NAME[:SETTING]", 0, 0 },
+	};
+	struct incnn_comm_config cfg;
+	struct incnn_comm *c;
+	unsigned int id, param;
+	char err[256], port[16];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		incnn_comm_config_init(&cfg);
+		cfg.rank = 0;
+		cfg.world_size = 1;
+		cfg.init_timeout_ms = 5000;
+		snprintf(port, sizeof(port), "%d", free_port());
+		setenv("MASTER_ADDR", "127.0.0.1", 1);
+		setenv("MASTER_PORT", port, 1);
+		setenv("INCNN_CODEC", cases[i].env, 1);
+		err[0] = '\0';
+		if (cases[i].err) {
+			EXPECT_EQ(-EINVAL, incnn_comm_create(&c, &cfg, err,
+							     sizeof(err)));
+			EXPECT_EQ(0, strncmp(err, cases[i].err,
+					     strlen(cases[i].err)))
+				TH_LOG("%s: %s", cases[i].env, err);
+			continue;
+		}
+		ASSERT_EQ(0, incnn_comm_create(&c, &cfg, err, sizeof(err)))
+			TH_LOG("%s: %s", cases[i].env, err);
+		incnn_comm_codec(c, &id, &param);
+		EXPECT_EQ(cases[i].id, id) TH_LOG("%s", cases[i].env);
+		EXPECT_EQ(cases[i].param, param) TH_LOG("%s", cases[i].env);
+		incnn_comm_destroy(c);
+	}
+}
+
 TEST(processes_kill)
 {
 	struct incnn_comm_config cfg;

@@ -22,6 +22,7 @@
 
 #include "include/incnn/collective.h"
 #include "codec.h"
+#include <incnn/codec_param.h>
 
 #define COLL_HIDDEN __attribute__((visibility("hidden")))
 #define COLL_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -213,6 +214,10 @@ COLL_HIDDEN void incnn_coll_q_free(struct coll_q *q);
 /* x = decode(encode(x)) in place. 0 or -errno (never for valid input). */
 COLL_HIDDEN int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n);
 /* "ebq 2^-10", "trunc 16 bits", "identity" */
+/* Why incnn_coll_codec_check() refused: a one-line message into @buf. */
+COLL_HIDDEN void incnn_coll_codec_why(unsigned int codec_id,
+				      unsigned int param, char *buf,
+				      size_t len);
 COLL_HIDDEN void incnn_coll_codec_desc(unsigned int codec_id,
 				       unsigned int param, char *buf,
 				       size_t len);

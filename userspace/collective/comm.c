@@ -94,7 +94,7 @@ static int cm_resolve_addr(const char *host, uint16_t port,
 	return 0;
 }
 
-/* "auto", "none", "NAME" or "NAME:PARAM" */
+/* "auto", "none", "NAME" or "NAME:SETTING" */
 static int cm_parse_codec(const char *s, struct cm_cfg *k, char *err,
 			  size_t errlen)
 {
@@ -102,7 +102,7 @@ static int cm_parse_codec(const char *s, struct cm_cfg *k, char *err,
 	const char *colon = strchr(s, ':');
 	const struct incnn_codec *codec;
 	size_t len = colon ? (size_t)(colon - s) : strlen(s);
-	long param;
+	unsigned int param;
 
 	if (!strcmp(s, "auto")) {
 		k->codec_mode = INCNN_COLL_CODEC_AUTO;
@@ -119,19 +119,24 @@ static int cm_parse_codec(const char *s, struct cm_cfg *k, char *err,
 	codec = incnn_codec_find(name);
 	if (!codec)
 		goto bad;
-	if (colon) {
-		if (cm_parse_long(colon + 1, 0, 255, &param))
-			goto bad;
-	} else {
-		param = codec->default_param;
+	param = codec->param.def;
+	if (colon && incnn_codec_param_parse(&codec->param, colon + 1, &param)) {
+		char range[32];
+
+		cm_msg(err, errlen, "INCNN_CODEC=%s: %s takes %s %s", s,
+		       codec->name,
+		       incnn_codec_param_key(codec->param.kind) ?: "parameter",
+		       incnn_codec_param_range(&codec->param, range,
+					       sizeof(range)));
+		return -EINVAL;
 	}
 	k->codec_mode = INCNN_COLL_CODEC_EMULATE;
 	k->codec_id = codec->id;
-	k->codec_param = (unsigned int)param;
+	k->codec_param = param;
 	return 0;
 bad:
 	cm_msg(err, errlen,
-	       "INCNN_CODEC=%s: want auto, none or NAME[:PARAM] (e.g. ebq:10)",
+	       "INCNN_CODEC=%s: want auto, none or NAME[:SETTING] (e.g. ebq:2^-10, trunc:16)",
 	       s);
 	return -EINVAL;
 }
@@ -301,12 +306,11 @@ static int cm_resolve(const struct incnn_comm_config *cfg, struct cm_cfg *k,
 	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE &&
 	    incnn_codec_get(k->codec_id) &&
 	    !incnn_codec_get(k->codec_id)->lossy &&
-	    !incnn_codec_get(k->codec_id)->check_param((u8)k->codec_param))
+	    !incnn_codec_check_param(incnn_codec_get(k->codec_id), (u8)k->codec_param))
 		k->codec_mode = INCNN_COLL_CODEC_NONE;	/* lz4: values exact */
 	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE &&
 	    incnn_coll_codec_check(k->codec_id, k->codec_param)) {
-		cm_msg(err, errlen, "codec %u with parameter %u cannot be emulated (want a lossy codec: inceptionn or ebq with k in 1..30, trunc with 8, 16 or 24 bits)",
-		       k->codec_id, k->codec_param);
+		incnn_coll_codec_why(k->codec_id, k->codec_param, err, errlen);
 		return -EINVAL;
 	}
 	if (k->codec_mode > INCNN_COLL_CODEC_EMULATE) {

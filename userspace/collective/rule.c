@@ -179,7 +179,7 @@ static int nl_rules_attr(uint16_t type, const uint8_t *d, size_t len,
 		r->found = true;
 		r->codec = v[INCNN_RULE_A_CODEC];
 		r->param = v[0] & (1u << INCNN_RULE_A_PARAM) ?
-			   v[INCNN_RULE_A_PARAM] : c ? c->default_param : 0;
+			   v[INCNN_RULE_A_PARAM] : c ? c->param.def : 0;
 	}
 	return 0;
 }
@@ -261,7 +261,7 @@ int incnn_coll_rule_lookup(int tos, unsigned int *codec_id,
 	}
 	if (ret) {
 		snprintf(msg, msglen,
-			 "asking the incnn module for its rules (genetlink): %s (override with INCNN_CODEC=none or NAME:PARAM)",
+			 "asking the incnn module for its rules (genetlink): %s (override with INCNN_CODEC=none or NAME:SETTING)",
 			 strerror(-ret));
 		goto out;
 	}
@@ -271,7 +271,7 @@ int incnn_coll_rule_lookup(int tos, unsigned int *codec_id,
 	ret = nl_talk(fd, &req, buf, nl_config_cb, &rules);
 	if (ret) {
 		snprintf(msg, msglen,
-			 "reading the incnn module's configuration: %s (override with INCNN_CODEC=none or NAME:PARAM)",
+			 "reading the incnn module's configuration: %s (override with INCNN_CODEC=none or NAME:SETTING)",
 			 strerror(-ret));
 		goto out;
 	}
@@ -305,9 +305,36 @@ int incnn_coll_codec_check(unsigned int codec_id, unsigned int param)
 	const struct incnn_codec *c = incnn_codec_get(codec_id);
 
 	if (!c || !c->lossy || !c->floats || param > 255 ||
-	    c->check_param((u8)param))
+	    incnn_codec_check_param(c, (u8)param))
 		return -EINVAL;
 	return 0;
+}
+
+void incnn_coll_codec_why(unsigned int codec_id, unsigned int param,
+			  char *buf, size_t len)
+{
+	const struct incnn_codec *c = incnn_codec_get(codec_id);
+	char lossy[64] = "", range[32];
+	size_t n = 0;
+
+	if (c && c->lossy && c->floats) {
+		snprintf(buf, len, "codec %s with parameter %u cannot be emulated (%s takes %s %s)",
+			 c->name, param, c->name,
+			 incnn_codec_param_key(c->param.kind) ?: "parameter",
+			 incnn_codec_param_range(&c->param, range,
+						 sizeof(range)));
+		return;
+	}
+	for (unsigned int id = 1; id <= INCNN_CODEC_MAX && n < sizeof(lossy);
+	     id++) {
+		const struct incnn_codec *l = incnn_codec_get(id);
+
+		if (l && l->lossy && l->floats)
+			n += snprintf(lossy + n, sizeof(lossy) - n, "%s%s",
+				      n ? ", " : "", l->name);
+	}
+	snprintf(buf, len, "codec %u cannot be emulated (want a lossy codec: %s)",
+		 codec_id, lossy);
 }
 
 int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
@@ -371,9 +398,9 @@ void incnn_coll_codec_desc(unsigned int codec_id, unsigned int param,
 		snprintf(buf, len, "identity");
 	else if (!c)
 		snprintf(buf, len, "codec %u param %u", codec_id, param);
-	else if (codec_id == INCNN_CODEC_TRUNC)
+	else if (c->param.kind == INCNN_PARAM_BITS)
 		snprintf(buf, len, "%s %u bits", c->name, param);
-	else if (c->check_param == incnn_codec_check_k)
+	else if (c->param.kind == INCNN_PARAM_BOUND)
 		snprintf(buf, len, "%s 2^-%u", c->name, param);
 	else
 		snprintf(buf, len, "%s", c->name);

@@ -59,6 +59,11 @@ int incctl_fail(struct incctl *c, int err);
  * failure leaves it empty (the static table is used).
  */
 void incctl_load_codec_names(struct incctl *c);
+/*
+ * The same before a command has connected: quietly connect if incnn
+ * answers (the command's own incctl_connect() reports failures).
+ */
+void incctl_load_codecs_quiet(struct incctl *c);
 /* Name of a codec id: kernel list, static table, or NULL. */
 const char *incctl_codec_name(const struct incctl *c, unsigned int id);
 
