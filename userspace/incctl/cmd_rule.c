@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rule_print_text(const struct incctl *c, FILE *f, const struct rule *r)
+void rule_print_text(const struct incctl *c, FILE *f,
+		     const struct incnn_nl_rule *r)
 {
 	const char *name;
 	char param[32];
@@ -32,7 +33,7 @@ void rule_print_text(const struct incctl *c, FILE *f, const struct rule *r)
 }
 
 void rule_print_json(const struct incctl *c, struct json *j,
-		     const struct rule *r)
+		     const struct incnn_nl_rule *r)
 {
 	const char *name;
 
@@ -223,7 +224,7 @@ static int rule_del(struct incctl *c, int argc, char **argv)
 
 static int rule_list(struct incctl *c, int argc, char **argv)
 {
-	struct config *cfg;
+	struct incnn_nl_config *cfg;
 	struct json j;
 	int rc;
 
