@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
 
 #include "include/incnn/collective.h"
 #include "codec.h"
@@ -28,6 +29,32 @@
 #define COLL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 #define COLL_MSG_LEN	512	/* error messages */
+
+/* --- configuration (config.c) ------------------------------------------ */
+
+/* struct incnn_comm_config resolved: every setting known and in range */
+struct coll_cfg {
+	struct sockaddr_in master;
+	bool have_master;
+	int rank, world;
+	int store_fd;
+	struct sockaddr_in data;
+	bool have_data;
+	int tos;
+	size_t chunk_bytes;
+	int timeout_ms, init_timeout_ms;
+	int sockbuf;
+	enum incnn_coll_codec_mode codec_mode;
+	unsigned int codec_id, codec_param;
+};
+
+/* 0, or -EINVAL / -EHOSTUNREACH with a one-line message in @err */
+COLL_HIDDEN int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
+					  struct coll_cfg *k, char *err,
+					  size_t errlen);
+/* snprintf() into @buf unless it is NULL */
+COLL_HIDDEN void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
+	COLL_PRINTF(3, 4);
 
 /* --- store protocol ------------------------------------------------------
  *

@@ -20,26 +20,7 @@
 
 #include "coll.h"
 
-/* --- configuration ------------------------------------------------------ */
-
-struct cm_cfg {
-	struct sockaddr_in master;
-	bool have_master;
-	int rank, world;
-	int store_fd;
-	struct sockaddr_in data;
-	bool have_data;
-	int tos;
-	size_t chunk_bytes;
-	int timeout_ms, init_timeout_ms;
-	int sockbuf;
-	enum incnn_coll_codec_mode codec_mode;
-	unsigned int codec_id, codec_param;
-};
-
-static void cm_msg(char *buf, size_t len, const char *fmt, ...)
-	COLL_PRINTF(3, 4);
-static void cm_msg(char *buf, size_t len, const char *fmt, ...)
+void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,287 +31,7 @@ static void cm_msg(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *cm_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
-}
-
-/* A whole-string integer in [min, max] (decimal, or 0x hex). */
-static int cm_parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || end == s || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int cm_resolve_addr(const char *host, uint16_t port,
-			   struct sockaddr_in *out)
-{
-	struct addrinfo hints = { .ai_family = AF_INET,
-				  .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	out->sin_family = AF_INET;
-	out->sin_port = htons(port);
-	if (inet_pton(AF_INET, host, &out->sin_addr) == 1)
-		return 0;
-	ret = getaddrinfo(host, NULL, &hints, &res);
-	if (ret)
-		return -EHOSTUNREACH;
-	out->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
-	freeaddrinfo(res);
-	return 0;
-}
-
-/* "auto", "none", "NAME" or "NAME:SETTING" */
-static int cm_parse_codec(const char *s, struct cm_cfg *k, char *err,
-			  size_t errlen)
-{
-	char name[32];
-	const char *colon = strchr(s, ':');
-	const struct incnn_codec *codec;
-	size_t len = colon ? (size_t)(colon - s) : strlen(s);
-	unsigned int param;
-
-	if (!strcmp(s, "auto")) {
-		k->codec_mode = INCNN_COLL_CODEC_AUTO;
-		return 0;
-	}
-	if (!strcmp(s, "none")) {
-		k->codec_mode = INCNN_COLL_CODEC_NONE;
-		return 0;
-	}
-	if (len >= sizeof(name))
-		goto bad;
-	memcpy(name, s, len);
-	name[len] = '\0';
-	codec = incnn_codec_find(name);
-	if (!codec)
-		goto bad;
-	param = codec->param.def;
-	if (colon && incnn_codec_param_parse(&codec->param, colon + 1, &param)) {
-		char range[32];
-
-		cm_msg(err, errlen, "INCNN_CODEC=%s: %s takes %s %s", s,
-		       codec->name,
-		       incnn_codec_param_key(codec->param.kind) ?: "parameter",
-		       incnn_codec_param_range(&codec->param, range,
-					       sizeof(range)));
-		return -EINVAL;
-	}
-	k->codec_mode = INCNN_COLL_CODEC_EMULATE;
-	k->codec_id = codec->id;
-	k->codec_param = param;
-	return 0;
-bad:
-	cm_msg(err, errlen,
-	       "INCNN_CODEC=%s: want auto, none or NAME[:SETTING] (e.g. ebq:2^-10, trunc:16)",
-	       s);
-	return -EINVAL;
-}
-
-static int cm_resolve(const struct incnn_comm_config *cfg, struct cm_cfg *k,
-		      char *err, size_t errlen)
-{
-	const char *addr = cfg->master_addr ? cfg->master_addr :
-			   cm_env("MASTER_ADDR");
-	const char *s;
-	long v;
-	int ret;
-
-	memset(k, 0, sizeof(*k));
-	k->store_fd = cfg->store_fd;
-
-	/* rank and world size */
-	if (cfg->world_size >= 0) {
-		v = cfg->world_size;
-	} else if (cm_parse_long(cm_env("WORLD_SIZE"), 0, LONG_MAX, &v)) {
-		cm_msg(err, errlen, "WORLD_SIZE is %s",
-		       cm_env("WORLD_SIZE") ? "not a number" : "not set");
-		return -EINVAL;
-	}
-	if (v < 1 || v > INCNN_COLL_MAX_WORLD) {
-		cm_msg(err, errlen, "world size %ld is out of range 1..%d", v,
-		       INCNN_COLL_MAX_WORLD);
-		return -EINVAL;
-	}
-	k->world = (int)v;
-	if (cfg->rank >= 0) {
-		v = cfg->rank;
-	} else if (cm_parse_long(cm_env("RANK"), 0, LONG_MAX, &v)) {
-		cm_msg(err, errlen, "RANK is %s",
-		       cm_env("RANK") ? "not a number" : "not set");
-		return -EINVAL;
-	}
-	if (v >= k->world) {
-		cm_msg(err, errlen, "rank %ld is out of range for world size %d",
-		       v, k->world);
-		return -EINVAL;
-	}
-	k->rank = (int)v;
-	if (k->store_fd >= 0 && k->rank != 0) {
-		cm_msg(err, errlen, "store_fd is for rank 0 only");
-		return -EINVAL;
-	}
-
-	/* the store's address: a launcher's listening socket, or the config */
-	if (k->store_fd >= 0 && !addr && cfg->master_port < 0) {
-		socklen_t len = sizeof(k->master);
-
-		if (getsockname(k->store_fd, (struct sockaddr *)&k->master,
-				&len) || k->master.sin_family != AF_INET) {
-			cm_msg(err, errlen, "store_fd is not an IPv4 socket");
-			return -EINVAL;
-		}
-		if (k->master.sin_addr.s_addr == htonl(INADDR_ANY))
-			k->master.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	} else {
-		if (cfg->master_port >= 0) {
-			v = cfg->master_port;
-		} else if (cm_parse_long(cm_env("MASTER_PORT"), 0, 65535, &v)) {
-			cm_msg(err, errlen, "MASTER_PORT is %s",
-			       cm_env("MASTER_PORT") ? "not a port number" :
-			       "not set");
-			return -EINVAL;
-		}
-		if (v < 1 || v > 65535) {
-			cm_msg(err, errlen, "master port %ld is out of range 1..65535", v);
-			return -EINVAL;
-		}
-		if (!addr) {
-			cm_msg(err, errlen, "MASTER_ADDR is not set");
-			return -EINVAL;
-		}
-		ret = cm_resolve_addr(addr, (uint16_t)v, &k->master);
-		if (ret) {
-			cm_msg(err, errlen, "cannot resolve MASTER_ADDR %s to an IPv4 address", addr);
-			return ret;
-		}
-	}
-	k->have_master = true;
-
-	s = cfg->data_addr ? cfg->data_addr : cm_env("INCNN_DATA_ADDR");
-	if (s) {
-		if (cm_resolve_addr(s, 0, &k->data)) {
-			cm_msg(err, errlen, "cannot resolve data address %s", s);
-			return -EINVAL;
-		}
-		k->have_data = true;
-	}
-
-	if (cfg->tos >= 0)
-		v = cfg->tos;
-	else if (!cm_env("INCNN_TOS"))
-		v = INCNN_COLL_DEFAULT_TOS;
-	else if (cm_parse_long(cm_env("INCNN_TOS"), 0, 255, &v)) {
-		cm_msg(err, errlen, "INCNN_TOS=%s: want 0..255", cm_env("INCNN_TOS"));
-		return -EINVAL;
-	}
-	if (v > 255) {
-		cm_msg(err, errlen, "tos %ld is out of range 0..255", v);
-		return -EINVAL;
-	}
-	k->tos = (int)v;
-
-	if (cfg->chunk_bytes) {
-		k->chunk_bytes = cfg->chunk_bytes;
-	} else if (cm_env("INCNN_CHUNK")) {
-		if (cm_parse_long(cm_env("INCNN_CHUNK"), 4, 1L << 30, &v)) {
-			cm_msg(err, errlen, "INCNN_CHUNK=%s: want 4..2^30 bytes",
-			       cm_env("INCNN_CHUNK"));
-			return -EINVAL;
-		}
-		k->chunk_bytes = (size_t)v;
-	} else {
-		k->chunk_bytes = INCNN_COLL_DEFAULT_CHUNK;
-	}
-	if (k->chunk_bytes < 4 || k->chunk_bytes > (1u << 30)) {
-		cm_msg(err, errlen, "chunk size %zu is out of range 4..2^30 bytes",
-		       k->chunk_bytes);
-		return -EINVAL;
-	}
-
-	if (cfg->timeout_ms > 0)
-		v = cfg->timeout_ms;
-	else if (!cm_env("INCNN_TIMEOUT_MS"))
-		v = INCNN_COLL_DEFAULT_TIMEOUT_MS;
-	else if (cm_parse_long(cm_env("INCNN_TIMEOUT_MS"), 1, 86400000, &v)) {
-		cm_msg(err, errlen, "INCNN_TIMEOUT_MS=%s: want 1..86400000",
-		       cm_env("INCNN_TIMEOUT_MS"));
-		return -EINVAL;
-	}
-	k->timeout_ms = (int)v;
-	if (cfg->init_timeout_ms > 0)
-		v = cfg->init_timeout_ms;
-	else if (!cm_env("INCNN_INIT_TIMEOUT_MS"))
-		v = INCNN_COLL_DEFAULT_INIT_TIMEOUT_MS;
-	else if (cm_parse_long(cm_env("INCNN_INIT_TIMEOUT_MS"), 1, 86400000,
-			       &v)) {
-		cm_msg(err, errlen, "INCNN_INIT_TIMEOUT_MS=%s: want 1..86400000",
-		       cm_env("INCNN_INIT_TIMEOUT_MS"));
-		return -EINVAL;
-	}
-	k->init_timeout_ms = (int)v;
-
-	if (cfg->sockbuf >= 0)
-		v = cfg->sockbuf;
-	else if (!cm_env("INCNN_SOCKBUF"))
-		v = INCNN_COLL_DEFAULT_SOCKBUF;
-	else if (cm_parse_long(cm_env("INCNN_SOCKBUF"), 0, 1L << 30, &v)) {
-		cm_msg(err, errlen, "INCNN_SOCKBUF=%s: want 0..2^30 bytes",
-		       cm_env("INCNN_SOCKBUF"));
-		return -EINVAL;
-	}
-	k->sockbuf = (int)v;
-
-	k->codec_mode = cfg->codec_mode;
-	k->codec_id = cfg->codec_id;
-	k->codec_param = cfg->codec_param;
-	if (cfg->codec_mode == INCNN_COLL_CODEC_AUTO && cm_env("INCNN_CODEC")) {
-		ret = cm_parse_codec(cm_env("INCNN_CODEC"), k, err, errlen);
-		if (ret)
-			return ret;
-	}
-	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE &&
-	    incnn_codec_get(k->codec_id) &&
-	    !incnn_codec_get(k->codec_id)->lossy &&
-	    !incnn_codec_check_param(incnn_codec_get(k->codec_id), (u8)k->codec_param))
-		k->codec_mode = INCNN_COLL_CODEC_NONE;	/* lz4: values exact */
-	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE &&
-	    incnn_coll_codec_check(k->codec_id, k->codec_param)) {
-		incnn_coll_codec_why(k->codec_id, k->codec_param, err, errlen);
-		return -EINVAL;
-	}
-	if (k->codec_mode > INCNN_COLL_CODEC_EMULATE) {
-		cm_msg(err, errlen, "unknown codec mode %d", (int)k->codec_mode);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-void incnn_comm_config_init(struct incnn_comm_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->master_port = -1;
-	cfg->rank = -1;
-	cfg->world_size = -1;
-	cfg->store_fd = -1;
-	cfg->tos = -1;
-	cfg->sockbuf = -1;
-	cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
-}
+#define cm_msg incnn_coll_msg
 
 /* --- errors ------------------------------------------------------------- */
 
@@ -1036,7 +737,7 @@ out:
 
 /* --- lifecycle ---------------------------------------------------------- */
 
-static int cm_listen_data(struct incnn_comm *c, const struct cm_cfg *k,
+static int cm_listen_data(struct incnn_comm *c, const struct coll_cfg *k,
 			  struct sockaddr_in *me)
 {
 	socklen_t len = sizeof(*me);
@@ -1126,7 +827,7 @@ void incnn_comm_destroy(struct incnn_comm *c)
 		cm_teardown(c);
 }
 
-static int cm_store_listen(const struct cm_cfg *k, int *out, char *err,
+static int cm_store_listen(const struct coll_cfg *k, int *out, char *err,
 			   size_t errlen)
 {
 	struct sockaddr_in a = k->master;
@@ -1163,7 +864,7 @@ int incnn_comm_create(struct incnn_comm **out,
 	struct cm_setup st = { 0 };
 	struct incnn_comm *c;
 	struct sockaddr_in me;
-	struct cm_cfg k;
+	struct coll_cfg k;
 	uint8_t hello[24];
 	const uint8_t *w;
 	unsigned int codec = 0, param = 0;
@@ -1178,7 +879,7 @@ int incnn_comm_create(struct incnn_comm **out,
 		cm_msg(err, errlen, "no configuration");
 		return -EINVAL;
 	}
-	ret = cm_resolve(cfg, &k, err, errlen);
+	ret = incnn_coll_config_resolve(cfg, &k, err, errlen);
 	if (ret) {
 		if (cfg->store_fd >= 0)
 			close(cfg->store_fd);
