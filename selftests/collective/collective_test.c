@@ -1073,6 +1073,61 @@ TEST(rule_parse)
 	EXPECT_EQ(-EBADMSG, incnn_coll_rule_parse(msg, m, 10, &codec, &param));
 }
 
+/* The setup messages: exact bytes, and every decode checks its length. */
+TEST(setup_messages)
+{
+	static const uint8_t hello_bytes[COLL_HELLO_LEN] = {
+		0, 1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 4, 2, 10, 0, 0,
+		10, 0, 0, 7, 0x75, 0x30, 0, 0,
+	};
+	struct coll_hello h = { .version = 1, .rank = 3, .world = 4,
+				.codec = 2, .param = 10,
+				.addr = { 10, 0, 0, 7, 0x75, 0x30 } }, h2;
+	struct coll_data_hello d = { .kind = COLL_LINK_PS, .token = 0x1122334455667788ull,
+				     .rank = 5 }, d2;
+	struct coll_welcome w = { .world = 2, .token = 42, .codec = 1,
+				  .param = 8 }, w2;
+	const uint8_t addrs[2][6] = { { 127, 0, 0, 1, 0x12, 0x34 },
+				      { 127, 0, 0, 2, 0x56, 0x78 } };
+	struct sockaddr_in sa[2];
+	uint8_t buf[64];
+
+	coll_hello_encode(&h, buf);
+	EXPECT_EQ(0, memcmp(buf, hello_bytes, sizeof(hello_bytes)));
+	ASSERT_EQ(0, coll_hello_decode(buf, COLL_HELLO_LEN, &h2));
+	EXPECT_EQ(0, memcmp(&h, &h2, sizeof(h)));
+	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN - 1, &h2));
+	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN + 1, &h2));
+
+	ASSERT_EQ(40u, coll_welcome_len(2));
+	coll_welcome_encode(&w, addrs, buf);
+	EXPECT_EQ(2u, coll_get32(buf));
+	EXPECT_EQ(42u, coll_get64(buf + 8));
+	EXPECT_EQ(0, memcmp(buf + 32, addrs[1], 6));
+	ASSERT_EQ(0, coll_welcome_decode(buf, 40, 2, &w2, sa));
+	EXPECT_EQ(42u, w2.token);
+	EXPECT_EQ(1, w2.codec);
+	EXPECT_EQ(8, w2.param);
+	EXPECT_EQ(0, memcmp(&sa[1].sin_addr.s_addr, addrs[1], 4));
+	EXPECT_EQ(0, memcmp(&sa[1].sin_port, addrs[1] + 4, 2));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 39, 2, &w2, sa));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 40, 3, &w2, sa));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 32, 1, &w2, sa));
+
+	coll_data_hello_encode(&d, buf);
+	EXPECT_EQ(COLL_DATA_MAGIC, coll_get32(buf));
+	ASSERT_EQ(0, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN, &d2));
+	EXPECT_EQ(d.kind, d2.kind);
+	EXPECT_EQ(d.token, d2.token);
+	EXPECT_EQ(d.rank, d2.rank);
+	EXPECT_EQ(-EPROTO, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN - 1, &d2));
+	buf[20] = 1;	/* the reserved word */
+	EXPECT_EQ(-EPROTO, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN, &d2));
+	buf[20] = 0;
+	buf[0] ^= 1;	/* the magic */
+	EXPECT_EQ(-EPROTO, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN, &d2));
+}
+
 TEST(bad_config)
 {
 	struct incnn_comm_config cfg;

@@ -144,6 +144,50 @@ static inline uint64_t coll_get64(const uint8_t *p)
 	return (uint64_t)coll_get32(p) << 32 | coll_get32(p + 4);
 }
 
+/* --- setup messages (msg.c): encode, and decode with bounds checks ----- */
+
+#define COLL_HELLO_LEN		24
+#define COLL_WELCOME_HDR_LEN	24
+#define COLL_WELCOME_ADDR_LEN	8
+
+struct coll_hello {
+	uint16_t version;
+	uint32_t rank, world;
+	uint8_t codec, param;
+	uint8_t addr[6];	/* data listener: IPv4 address, port (net order) */
+};
+
+struct coll_welcome {
+	uint32_t world;
+	uint64_t token;
+	uint8_t codec, param;
+};
+
+struct coll_data_hello {
+	uint16_t kind;		/* enum coll_link_kind */
+	uint64_t token;
+	uint32_t rank;
+};
+
+COLL_HIDDEN void coll_hello_encode(const struct coll_hello *h,
+				   uint8_t out[COLL_HELLO_LEN]);
+/* 0, or -EPROTO when @len is not a HELLO's */
+COLL_HIDDEN int coll_hello_decode(const uint8_t *p, size_t len,
+				  struct coll_hello *h);
+COLL_HIDDEN size_t coll_welcome_len(uint32_t world);
+/* @out has coll_welcome_len(w->world) bytes; @addrs as in HELLOs */
+COLL_HIDDEN void coll_welcome_encode(const struct coll_welcome *w,
+				     const uint8_t (*addrs)[6], uint8_t *out);
+/* 0, or -EPROTO unless it is a WELCOME for @world ranks; @addrs[world] */
+COLL_HIDDEN int coll_welcome_decode(const uint8_t *p, size_t len,
+				    uint32_t world, struct coll_welcome *w,
+				    struct sockaddr_in *addrs);
+COLL_HIDDEN void coll_data_hello_encode(const struct coll_data_hello *h,
+					uint8_t out[COLL_DATA_HELLO_LEN]);
+/* 0, or -EPROTO: not a data hello of this protocol (another job, a scan) */
+COLL_HIDDEN int coll_data_hello_decode(const uint8_t *p, size_t len,
+				       struct coll_data_hello *h);
+
 /* A growable byte buffer: [off, len) is pending (unsent or unparsed). */
 struct coll_buf {
 	uint8_t *p;

@@ -395,14 +395,13 @@ struct cm_setup {
 
 static void cm_hello(struct cm_setup *st, struct cm_link *l)
 {
-	uint8_t *p = l->buf;
+	struct coll_data_hello h = {
+		.kind = (uint16_t)l->kind,
+		.token = st->token,
+		.rank = (uint32_t)st->c->rank,
+	};
 
-	memset(p, 0, COLL_DATA_HELLO_LEN);
-	coll_put32(p, COLL_DATA_MAGIC);
-	coll_put16(p + 4, COLL_PROTO_VERSION);
-	coll_put16(p + 6, (uint16_t)l->kind);
-	coll_put64(p + 8, st->token);
-	coll_put32(p + 16, (uint32_t)st->c->rank);
+	coll_data_hello_encode(&h, l->buf);
 }
 
 static const char *cm_kind_name(int kind)
@@ -540,6 +539,7 @@ static int cm_in_step(struct cm_setup *st, size_t i)
 	struct cm_link *l = &st->in[i];
 	short *events = &l->events;
 	uint8_t ack = COLL_DATA_ACK;
+	struct coll_data_hello h;
 	uint32_t rank;
 	int kind, zero = 0, *slot;
 	ssize_t k;
@@ -559,13 +559,11 @@ static int cm_in_step(struct cm_setup *st, size_t i)
 			*events = POLLIN;
 			return 0;
 		}
-		kind = coll_get16(l->buf + 6);
-		rank = coll_get32(l->buf + 16);
-		if (coll_get32(l->buf) != COLL_DATA_MAGIC ||
-		    coll_get16(l->buf + 4) != COLL_PROTO_VERSION ||
-		    coll_get64(l->buf + 8) != st->token ||
-		    coll_get32(l->buf + 20) != 0)
+		if (coll_data_hello_decode(l->buf, l->n, &h) ||
+		    h.token != st->token)
 			goto drop;	/* not ours: another job, a scanner */
+		kind = h.kind;
+		rank = h.rank;
 		if (kind == COLL_LINK_RING &&
 		    rank == (uint32_t)((c->rank + c->world - 1) % c->world))
 			slot = &c->ring_recv_fd;
@@ -865,8 +863,9 @@ int incnn_comm_create(struct incnn_comm **out,
 	struct incnn_comm *c;
 	struct sockaddr_in me;
 	struct coll_cfg k;
-	uint8_t hello[24];
-	const uint8_t *w;
+	struct coll_hello h = { .version = COLL_PROTO_VERSION };
+	struct coll_welcome w;
+	uint8_t hello[COLL_HELLO_LEN];
 	unsigned int codec = 0, param = 0;
 	int64_t deadline;
 	int ret, r, lfd;
@@ -949,14 +948,13 @@ int incnn_comm_create(struct incnn_comm **out,
 					     sizeof(c->errmsg));
 	}
 
-	memset(hello, 0, sizeof(hello));
-	coll_put16(hello, COLL_PROTO_VERSION);
-	coll_put32(hello + 4, (uint32_t)c->rank);
-	coll_put32(hello + 8, (uint32_t)c->world);
-	hello[12] = (uint8_t)codec;
-	hello[13] = (uint8_t)param;
-	memcpy(hello + 16, &me.sin_addr.s_addr, 4);
-	memcpy(hello + 20, &me.sin_port, 2);
+	h.rank = (uint32_t)c->rank;
+	h.world = (uint32_t)c->world;
+	h.codec = (uint8_t)codec;
+	h.param = (uint8_t)param;
+	memcpy(h.addr, &me.sin_addr.s_addr, 4);
+	memcpy(h.addr + 4, &me.sin_port, 2);
+	coll_hello_encode(&h, hello);
 	if (ret) {
 		/* join only to tell everyone, so that no rank waits for us */
 		c->err = ret;
@@ -976,16 +974,21 @@ int incnn_comm_create(struct incnn_comm **out,
 			    "waiting for the other ranks to join the store");
 	if (ret)
 		goto fail;
-	w = c->welcome.p + c->welcome.off;
-	if (c->welcome.len - c->welcome.off != 24 + 8 * (size_t)c->world ||
-	    coll_get32(w) != (uint32_t)c->world) {
+	st.addrs = calloc((size_t)c->world, sizeof(*st.addrs));
+	if (!st.addrs) {
+		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+		goto fail;
+	}
+	if (coll_welcome_decode(c->welcome.p + c->welcome.off,
+				c->welcome.len - c->welcome.off,
+				(uint32_t)c->world, &w, st.addrs)) {
 		ret = incnn_coll_fail(c, -EPROTO, false, "malformed WELCOME from the store");
 		goto fail;
 	}
 	st.c = c;
-	st.token = coll_get64(w + 8);
-	c->codec_id = w[16];
-	c->codec_param = w[17];
+	st.token = w.token;
+	c->codec_id = w.codec;
+	c->codec_param = w.param;
 	c->wire_q = k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
 		    codec && codec == c->codec_id && param == c->codec_param;
 	ret = incnn_coll_q_init(&c->q, c->codec_id, c->codec_param);
@@ -994,18 +997,9 @@ int incnn_comm_create(struct incnn_comm **out,
 		ret = incnn_coll_fail(c, ret, false, "cannot emulate codec %s", desc);
 		goto fail;
 	}
-	st.addrs = calloc((size_t)c->world, sizeof(*st.addrs));
-	if (!st.addrs) {
-		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-		goto fail;
-	}
-	for (r = 0; r < c->world; r++) {
-		st.addrs[r].sin_family = AF_INET;
-		memcpy(&st.addrs[r].sin_addr.s_addr, w + 24 + 8 * r, 4);
-		memcpy(&st.addrs[r].sin_port, w + 28 + 8 * r, 2);
-	}
 	ret = cm_setup_links(c, &st, deadline);
 	free(st.addrs);
+	st.addrs = NULL;
 	if (ret)
 		goto fail;
 	close(c->listen_fd);
@@ -1021,6 +1015,7 @@ int incnn_comm_create(struct incnn_comm **out,
 	return 0;
 
 fail:
+	free(st.addrs);
 	cm_msg(err, errlen, "rank %d: %s", c->rank, c->errmsg);
 	if (!c->err)
 		c->err = ret ? ret : -EIO;

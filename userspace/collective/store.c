@@ -287,11 +287,15 @@ static const char *srv_codec_name(unsigned int id)
 
 static void srv_welcome(struct coll_server *s)
 {
-	size_t len = 24 + 8 * (size_t)s->world;
+	size_t len = coll_welcome_len((uint32_t)s->world);
 	uint8_t *p = calloc(1, len);
+	uint8_t (*addrs)[6] = calloc((size_t)s->world, sizeof(*addrs));
+	struct coll_welcome w = { .world = (uint32_t)s->world };
 	int r;
 
-	if (!p) {
+	if (!p || !addrs) {
+		free(p);
+		free(addrs);
 		srv_fail(s, ENOMEM, "store: out of memory");
 		return;
 	}
@@ -315,32 +319,35 @@ static void srv_welcome(struct coll_server *s)
 				 first, srv_codec_name(s->codec), s->param, r,
 				 srv_codec_name(c->codec), c->param);
 			free(p);
+			free(addrs);
 			return;
 		}
 	}
-	coll_put32(p, (uint32_t)s->world);
-	coll_put64(p + 8, s->token);
-	p[16] = s->codec;
-	p[17] = s->param;
+	w.token = s->token;
+	w.codec = s->codec;
+	w.param = s->param;
 	for (r = 0; r < s->world; r++)
-		memcpy(p + 24 + 8 * r, s->by_rank[r]->addr, 6);
+		memcpy(addrs[r], s->by_rank[r]->addr, 6);
+	coll_welcome_encode(&w, (const uint8_t (*)[6])addrs, p);
 	s->phase = SRV_SETUP;
 	for (r = 0; r < s->world; r++)
 		srv_queue(s, s->by_rank[r], COLL_MSG_WELCOME, p, len);
 	free(p);
+	free(addrs);
 }
 
 static void srv_hello(struct coll_server *s, struct srv_client *c,
 		      const uint8_t *p, uint32_t len)
 {
+	struct coll_hello h;
 	uint32_t rank, world;
 
-	if (len != 24 || c->rank >= 0) {
+	if (coll_hello_decode(p, len, &h) || c->rank >= 0) {
 		srv_fail(s, EPROTO, "store: malformed HELLO");
 		return;
 	}
-	rank = coll_get32(p + 4);
-	world = coll_get32(p + 8);
+	rank = h.rank;
+	world = h.world;
 	if (world < s->min_world)
 		s->min_world = world;
 	if (world > s->max_world && world <= INCNN_COLL_MAX_WORLD)
@@ -352,11 +359,11 @@ static void srv_hello(struct coll_server *s, struct srv_client *c,
 		srv_send_error(s, c);
 		return;
 	}
-	if (coll_get16(p) != COLL_PROTO_VERSION) {
+	if (h.version != COLL_PROTO_VERSION) {
 		c->rank = 0;
 		srv_fail(s, EPROTO,
 			 "rank %u speaks store protocol %u, rank 0 speaks %u",
-			 rank, coll_get16(p), COLL_PROTO_VERSION);
+			 rank, h.version, COLL_PROTO_VERSION);
 		return;
 	}
 	if (s->phase != SRV_REGISTER) {
@@ -391,9 +398,9 @@ static void srv_hello(struct coll_server *s, struct srv_client *c,
 		return;
 	}
 	c->world = world;
-	c->codec = p[12];
-	c->param = p[13];
-	memcpy(c->addr, p + 16, 6);
+	c->codec = h.codec;
+	c->param = h.param;
+	memcpy(c->addr, h.addr, sizeof(c->addr));
 	s->by_rank[rank] = c;
 	if (++s->nhello == s->world)
 		srv_welcome(s);
