@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * incnn collective: internals shared by comm.c (communicator, store
- * client, connection setup), ops.c (ring and worker-aggregator data
- * phases), store.c (rank 0's store thread), rule.c (netlink rule
- * lookup, codec emulation) and layers.c (gradient buckets; the pure
- * planner and model tables are plan.c and models.c).
+ * incnn collective: internals shared by its files, one concern each:
+ *	config.c	struct incnn_comm_config -> struct coll_cfg
+ *	comm.c		the communicator's lifecycle and errors
+ *	store_client.c	every rank's store connection
+ *	store.c		rank 0's store thread
+ *	buf.c		byte buffers, the store protocol's framing
+ *	msg.c		the setup messages (HELLO, WELCOME, data hello)
+ *	link.c		the data connections' setup (state machine)
+ *	sock.c		socket helpers
+ *	ops.c		the ring and worker-aggregator data phases
+ *	rule.c		the module's rule (netlink), codec emulation
+ *	layers.c	gradient buckets (the pure planner and model tables
+ *			are plan.c and models.c)
  *
- * Static functions carry a per-file prefix (cm_, op_, srv_, nl_, ly_, pl_,
- * md_) so that the files can also be compiled as one translation unit.
+ * Static functions carry a per-file prefix (cm_, op_, srv_, ly_, pl_,
+ * md_); what files share is incnn_coll_* or coll_*, and hidden from
+ * libincnn.so.
  */
 #ifndef INCNN_COLL_H
 #define INCNN_COLL_H
@@ -347,6 +356,42 @@ struct incnn_comm {
 	float *bucket_stage;
 	size_t bucket_stage_cap;	/* floats */
 };
+
+/* --- store client (store_client.c) ------------------------------------- */
+
+/* after its own deadline, how long a rank waits for a store that went away */
+#define COLL_GRACE_MS	2000
+
+/* Connect to the store at @a, retrying until @deadline. 0 or the error. */
+COLL_HIDDEN int incnn_coll_store_connect(struct incnn_comm *c,
+					 const struct sockaddr_in *a,
+					 int64_t deadline);
+/* Pump the store connection until *@flag or @deadline (@what: for errors) */
+COLL_HIDDEN int incnn_coll_store_wait(struct incnn_comm *c, const bool *flag,
+				      int64_t deadline, const char *what);
+
+/* --- data connections (link.c) ------------------------------------------ */
+
+/* Listen for data connections on the store connection's address (or
+ * k->data); *@me: where. 0 or the error. */
+COLL_HIDDEN int incnn_coll_listen_data(struct incnn_comm *c,
+				       const struct coll_cfg *k,
+				       struct sockaddr_in *me);
+/* Connect the ring and aggregator links of every rank (@addrs: each
+ * rank's listener, @token: the job's) by @deadline. 0 or the error. */
+COLL_HIDDEN int incnn_coll_links_setup(struct incnn_comm *c, uint64_t token,
+				       struct sockaddr_in *addrs,
+				       int64_t deadline);
+
+/* --- sockets (sock.c) ---------------------------------------------------- */
+
+COLL_HIDDEN void incnn_coll_sockbuf(int fd, int size, bool snd);
+/* A TCP socket with the job's options (buffers when @bufs), or -errno */
+COLL_HIDDEN int incnn_coll_socket(struct incnn_comm *c, bool bufs);
+/* A connect() error worth retrying until the deadline */
+COLL_HIDDEN bool incnn_coll_retryable(int err);
+COLL_HIDDEN const char *incnn_coll_addr_str(const struct sockaddr_in *a,
+					    char *buf, size_t len);
 
 /*
  * Record the first error (later ones are ignored) and abort: tell the
