@@ -396,15 +396,15 @@ static void marks_fn(struct rank_ctx *x)
 	struct incnn_comm *c = x->comm;
 	int w;
 
-	m->ring_send[x->rank] = tos_of(c->ring_send_fd);
-	m->ring_recv[x->rank] = tos_of(c->ring_recv_fd);
-	m->ps_up[x->rank] = tos_of(c->ps_fd);
-	m->store[x->rank] = tos_of(c->store_fd);
-	m->nodelay[x->rank] = nodelay_of(c->ring_send_fd) > 0 &&
-			      nodelay_of(c->ring_recv_fd) > 0;
+	m->ring_send[x->rank] = tos_of(c->link.ring_send_fd);
+	m->ring_recv[x->rank] = tos_of(c->link.ring_recv_fd);
+	m->ps_up[x->rank] = tos_of(c->link.ps_fd);
+	m->store[x->rank] = tos_of(c->store.fd);
+	m->nodelay[x->rank] = nodelay_of(c->link.ring_send_fd) > 0 &&
+			      nodelay_of(c->link.ring_recv_fd) > 0;
 	if (x->rank == 0)
 		for (w = 1; w < x->job->N; w++)
-			m->ps_down[w] = tos_of(c->ps_fds[w]);
+			m->ps_down[w] = tos_of(c->link.ps_fds[w]);
 }
 
 TEST(marks)
@@ -538,12 +538,12 @@ static void wire_fn(struct rank_ctx *x)
 	float b[3001];
 	int r;
 
-	wire_add(w, c->ring_send_fd, true);
-	wire_add(w, c->ring_recv_fd, false);
-	wire_add(w, c->ps_fd, true);
+	wire_add(w, c->link.ring_send_fd, true);
+	wire_add(w, c->link.ring_recv_fd, false);
+	wire_add(w, c->link.ps_fd, true);
 	if (x->rank == 0)
 		for (r = 1; r < x->job->N; r++)
-			wire_add(w, c->ps_fds[r], false);
+			wire_add(w, c->link.ps_fds[r], false);
 	gen_input(b, 3001, 1, x->rank, 1.0);
 	x->ret = incnn_allreduce(c, b, 3001);
 	if (!x->ret)

@@ -304,37 +304,47 @@ COLL_HIDDEN void incnn_coll_codec_desc(unsigned int codec_id,
 
 /* --- the communicator (comm.c, ops.c) ----------------------------------- */
 struct incnn_comm {
+	/* the job, as configured (config.c) */
 	int rank, world;
 	int tos;
 	size_t chunk;		/* floats */
 	int timeout_ms, init_timeout_ms;
 	int sockbuf;
-	struct coll_q q;	/* the job's codec */
-	unsigned int codec_id, codec_param;
-	/*
-	 * This host's module applies the job's codec to our marked sends
-	 * (AUTO found that rule): quantise only what we keep, see ops.c.
-	 */
-	bool wire_q;
 
-	/* store client */
-	int store_fd;
-	struct coll_buf sin, sout;
-	uint64_t seq;		/* calls made */
-	bool got_result;
-	struct coll_buf result;	/* RESULT payload of call @seq */
-	bool got_welcome, got_go;
-	struct coll_buf welcome;
-	struct coll_server *server;	/* rank 0 */
+	/* the job's codec (rule.c) */
+	struct {
+		struct coll_q q;
+		unsigned int id, param;
+		/*
+		 * This host's module applies the job's codec to our marked
+		 * sends (AUTO found that rule): quantise only what we keep,
+		 * see ops.c.
+		 */
+		bool wire_q;
+	} codec;
 
-	/* data sockets, -1 when absent */
-	int listen_fd;
-	int ring_send_fd;	/* to (rank + 1) % world */
-	int ring_recv_fd;	/* from (rank - 1) % world */
-	int ps_fd;		/* worker: to rank 0 */
-	int *ps_fds;		/* rank 0: from worker w at [w] */
+	/* the store client (store_client.c) */
+	struct {
+		int fd;
+		struct coll_buf in, out;
+		uint64_t seq;		/* calls made */
+		bool got_result;
+		struct coll_buf result;	/* RESULT payload of call @seq */
+		bool got_welcome, got_go;
+		struct coll_buf welcome;
+		struct coll_server *server;	/* rank 0 */
+	} store;
 
-	/* staging for received partial sums */
+	/* the data connections (link.c), -1 when absent */
+	struct {
+		int listen_fd;
+		int ring_send_fd;	/* to (rank + 1) % world */
+		int ring_recv_fd;	/* from (rank - 1) % world */
+		int ps_fd;		/* worker: to rank 0 */
+		int *ps_fds;		/* rank 0: from worker w at [w] */
+	} link;
+
+	/* the data phases (ops.c): staging for received partial sums */
 	float *stage;
 	size_t stage_cap;	/* floats */
 
@@ -343,18 +353,23 @@ struct incnn_comm {
 	char errmsg[COLL_MSG_LEN];
 
 	/* fault injection (tests) */
-	enum incnn_coll_fault fault;
-	uint64_t fault_after;
-	int fault_stall_ms;
-	bool fault_fired;
-	bool send_shut;		/* FAULT_SHORT fired */
+	struct {
+		enum incnn_coll_fault kind;
+		uint64_t after;
+		int stall_ms;
+		bool fired;
+		bool send_shut;		/* FAULT_SHORT fired */
+	} fault;
 
-	/* incnn_comm_probe_cost() (layers.c): [0] ring, [1] ps */
-	bool cost_known[2];
-	double cost_a[2], cost_b[2];
-	/* incnn_allreduce_layers(): packed buckets, kept between calls */
-	float *bucket_stage;
-	size_t bucket_stage_cap;	/* floats */
+	/* gradient buckets (layers.c) */
+	struct {
+		/* incnn_comm_probe_cost(): [0] ring, [1] ps */
+		bool cost_known[2];
+		double cost_a[2], cost_b[2];
+		/* incnn_allreduce_layers(): packed buckets, kept */
+		float *stage;
+		size_t stage_cap;	/* floats */
+	} wfbp;
 };
 
 /* --- store client (store_client.c) ------------------------------------- */

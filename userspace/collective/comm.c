@@ -51,12 +51,12 @@ static void cm_reset_data(struct incnn_comm *c)
 {
 	int w;
 
-	incnn_coll_close_rst(&c->ring_send_fd);
-	incnn_coll_close_rst(&c->ring_recv_fd);
-	incnn_coll_close_rst(&c->ps_fd);
-	if (c->ps_fds)
+	incnn_coll_close_rst(&c->link.ring_send_fd);
+	incnn_coll_close_rst(&c->link.ring_recv_fd);
+	incnn_coll_close_rst(&c->link.ps_fd);
+	if (c->link.ps_fds)
 		for (w = 0; w < c->world; w++)
-			incnn_coll_close_rst(&c->ps_fds[w]);
+			incnn_coll_close_rst(&c->link.ps_fds[w]);
 }
 
 int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
@@ -70,11 +70,11 @@ int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
 	va_start(ap, fmt);
 	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
 	va_end(ap);
-	if (!from_store && c->store_fd >= 0) {
+	if (!from_store && c->store.fd >= 0) {
 		/* best effort, never waits: the store relays it to everyone */
-		if (!incnn_coll_msg_append(&c->sout, COLL_MSG_ABORT, c->errmsg,
+		if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_ABORT, c->errmsg,
 					   strlen(c->errmsg)))
-			incnn_coll_buf_flush(c->store_fd, &c->sout);
+			incnn_coll_buf_flush(c->store.fd, &c->store.out);
 	}
 	cm_reset_data(c);
 	return c->err;
@@ -99,9 +99,9 @@ void incnn_comm_codec(const struct incnn_comm *c, unsigned int *codec_id,
 		      unsigned int *codec_param)
 {
 	if (codec_id)
-		*codec_id = c->codec_id;
+		*codec_id = c->codec.id;
 	if (codec_param)
-		*codec_param = c->codec_param;
+		*codec_param = c->codec.param;
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
@@ -109,46 +109,46 @@ static void cm_teardown(struct incnn_comm *c)
 {
 	int w;
 
-	if (c->store_fd >= 0) {
+	if (c->store.fd >= 0) {
 		char drain[256];
 
 		if (!c->err) {
 			incnn_coll_store_send(c, COLL_MSG_BYE, NULL, 0);
-		} else if (!incnn_coll_msg_append(&c->sout, COLL_MSG_BYE, NULL, 0)) {
-			incnn_coll_buf_flush(c->store_fd, &c->sout);
+		} else if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_BYE, NULL, 0)) {
+			incnn_coll_buf_flush(c->store.fd, &c->store.out);
 		}
 		/* nothing unread: close with a FIN, not a reset */
-		while (recv(c->store_fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
+		while (recv(c->store.fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
 			;
-		close(c->store_fd);
-		c->store_fd = -1;
+		close(c->store.fd);
+		c->store.fd = -1;
 	}
 	if (c->err) {
 		cm_reset_data(c);
 	} else {
-		if (c->ring_send_fd >= 0)
-			close(c->ring_send_fd);
-		if (c->ring_recv_fd >= 0)
-			close(c->ring_recv_fd);
-		if (c->ps_fd >= 0)
-			close(c->ps_fd);
-		if (c->ps_fds)
+		if (c->link.ring_send_fd >= 0)
+			close(c->link.ring_send_fd);
+		if (c->link.ring_recv_fd >= 0)
+			close(c->link.ring_recv_fd);
+		if (c->link.ps_fd >= 0)
+			close(c->link.ps_fd);
+		if (c->link.ps_fds)
 			for (w = 0; w < c->world; w++)
-				if (c->ps_fds[w] >= 0)
-					close(c->ps_fds[w]);
+				if (c->link.ps_fds[w] >= 0)
+					close(c->link.ps_fds[w]);
 	}
-	if (c->listen_fd >= 0)
-		close(c->listen_fd);
-	if (c->server)
-		incnn_coll_server_stop(c->server, c->timeout_ms);
-	incnn_coll_q_free(&c->q);
-	incnn_coll_buf_free(&c->sin);
-	incnn_coll_buf_free(&c->sout);
-	incnn_coll_buf_free(&c->result);
-	incnn_coll_buf_free(&c->welcome);
-	free(c->ps_fds);
+	if (c->link.listen_fd >= 0)
+		close(c->link.listen_fd);
+	if (c->store.server)
+		incnn_coll_server_stop(c->store.server, c->timeout_ms);
+	incnn_coll_q_free(&c->codec.q);
+	incnn_coll_buf_free(&c->store.in);
+	incnn_coll_buf_free(&c->store.out);
+	incnn_coll_buf_free(&c->store.result);
+	incnn_coll_buf_free(&c->store.welcome);
+	free(c->link.ps_fds);
 	free(c->stage);
-	free(c->bucket_stage);
+	free(c->wfbp.stage);
 	free(c);
 }
 
@@ -231,22 +231,22 @@ int incnn_comm_create(struct incnn_comm **out,
 	c->timeout_ms = k.timeout_ms;
 	c->init_timeout_ms = k.init_timeout_ms;
 	c->sockbuf = k.sockbuf;
-	c->store_fd = c->listen_fd = -1;
-	c->ring_send_fd = c->ring_recv_fd = c->ps_fd = -1;
-	c->fault = cfg->fault;
-	c->fault_after = cfg->fault_after;
-	c->fault_stall_ms = cfg->fault_stall_ms;
+	c->store.fd = c->link.listen_fd = -1;
+	c->link.ring_send_fd = c->link.ring_recv_fd = c->link.ps_fd = -1;
+	c->fault.kind = cfg->fault;
+	c->fault.after = cfg->fault_after;
+	c->fault.stall_ms = cfg->fault_stall_ms;
 	deadline = coll_now_ms() + c->init_timeout_ms;
 	if (c->rank == 0) {
-		c->ps_fds = malloc(sizeof(int) * (size_t)c->world);
-		if (!c->ps_fds) {
+		c->link.ps_fds = malloc(sizeof(int) * (size_t)c->world);
+		if (!c->link.ps_fds) {
 			if (k.store_fd >= 0)
 				close(k.store_fd);
 			ret = incnn_coll_fail(c, -ENOMEM, true, "out of memory");
 			goto fail;
 		}
 		for (r = 0; r < c->world; r++)
-			c->ps_fds[r] = -1;
+			c->link.ps_fds[r] = -1;
 		lfd = k.store_fd;
 		if (lfd < 0) {
 			ret = cm_store_listen(&k, &lfd, c->errmsg,
@@ -256,7 +256,7 @@ int incnn_comm_create(struct incnn_comm **out,
 				goto fail;
 			}
 		}
-		ret = incnn_coll_server_start(&c->server, lfd, c->world,
+		ret = incnn_coll_server_start(&c->store.server, lfd, c->world,
 					      c->init_timeout_ms);
 		if (ret) {
 			ret = incnn_coll_fail(c, ret, true, "cannot start the store: %s",
@@ -291,11 +291,11 @@ int incnn_comm_create(struct incnn_comm **out,
 	if (ret) {
 		/* join only to tell everyone, so that no rank waits for us */
 		c->err = ret;
-		if (!incnn_coll_msg_append(&c->sout, COLL_MSG_HELLO, hello,
+		if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_HELLO, hello,
 					   sizeof(hello)) &&
-		    !incnn_coll_msg_append(&c->sout, COLL_MSG_ABORT, c->errmsg,
+		    !incnn_coll_msg_append(&c->store.out, COLL_MSG_ABORT, c->errmsg,
 					   strlen(c->errmsg)))
-			incnn_coll_buf_flush(c->store_fd, &c->sout);
+			incnn_coll_buf_flush(c->store.fd, &c->store.out);
 		goto fail;
 	}
 	ret = incnn_coll_store_send(c, COLL_MSG_HELLO, hello, sizeof(hello));
@@ -303,7 +303,7 @@ int incnn_comm_create(struct incnn_comm **out,
 		goto fail;
 	/* rank 0's store gives up at the deadline and says who is missing;
 	 * our own deadline is a fallback for a store that went away */
-	ret = incnn_coll_store_wait(c, &c->got_welcome, deadline + COLL_GRACE_MS,
+	ret = incnn_coll_store_wait(c, &c->store.got_welcome, deadline + COLL_GRACE_MS,
 			    "waiting for the other ranks to join the store");
 	if (ret)
 		goto fail;
@@ -312,19 +312,19 @@ int incnn_comm_create(struct incnn_comm **out,
 		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
 		goto fail;
 	}
-	if (coll_welcome_decode(c->welcome.p + c->welcome.off,
-				c->welcome.len - c->welcome.off,
+	if (coll_welcome_decode(c->store.welcome.p + c->store.welcome.off,
+				c->store.welcome.len - c->store.welcome.off,
 				(uint32_t)c->world, &w, addrs)) {
 		ret = incnn_coll_fail(c, -EPROTO, false, "malformed WELCOME from the store");
 		goto fail;
 	}
-	c->codec_id = w.codec;
-	c->codec_param = w.param;
-	c->wire_q = k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
-		    codec && codec == c->codec_id && param == c->codec_param;
-	ret = incnn_coll_q_init(&c->q, c->codec_id, c->codec_param);
+	c->codec.id = w.codec;
+	c->codec.param = w.param;
+	c->codec.wire_q = k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
+		    codec && codec == c->codec.id && param == c->codec.param;
+	ret = incnn_coll_q_init(&c->codec.q, c->codec.id, c->codec.param);
 	if (ret) {
-		incnn_coll_codec_desc(c->codec_id, c->codec_param, desc, sizeof(desc));
+		incnn_coll_codec_desc(c->codec.id, c->codec.param, desc, sizeof(desc));
 		ret = incnn_coll_fail(c, ret, false, "cannot emulate codec %s", desc);
 		goto fail;
 	}
@@ -333,12 +333,12 @@ int incnn_comm_create(struct incnn_comm **out,
 	addrs = NULL;
 	if (ret)
 		goto fail;
-	close(c->listen_fd);
-	c->listen_fd = -1;
+	close(c->link.listen_fd);
+	c->link.listen_fd = -1;
 	ret = incnn_coll_store_send(c, COLL_MSG_READY, NULL, 0);
 	if (ret)
 		goto fail;
-	ret = incnn_coll_store_wait(c, &c->got_go, deadline,
+	ret = incnn_coll_store_wait(c, &c->store.got_go, deadline,
 			    "waiting for the other ranks to set up their data connections");
 	if (ret)
 		goto fail;

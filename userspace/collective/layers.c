@@ -225,19 +225,19 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 	if (ret)
 		goto out;
 
-	if (stage_n > c->bucket_stage_cap) {
+	if (stage_n > c->wfbp.stage_cap) {
 		/* kept in the communicator: no page faults every call */
-		free(c->bucket_stage);
-		c->bucket_stage = malloc(stage_n * sizeof(float));
-		c->bucket_stage_cap = c->bucket_stage ? stage_n : 0;
-		if (!c->bucket_stage) {
+		free(c->wfbp.stage);
+		c->wfbp.stage = malloc(stage_n * sizeof(float));
+		c->wfbp.stage_cap = c->wfbp.stage ? stage_n : 0;
+		if (!c->wfbp.stage) {
 			ret = incnn_coll_fail(c, -ENOMEM, false,
 					      "out of memory (%llu staging floats)",
 					      (unsigned long long)stage_n);
 			goto out;
 		}
 	}
-	stage = c->bucket_stage;
+	stage = c->wfbp.stage;
 	if (stats) {
 		stats->nbuckets = nb;
 		stats->alpha = a;
@@ -314,9 +314,9 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 		return -EINVAL;
 	if (c->err)
 		return c->err;
-	if (c->cost_known[ps]) {
-		*a_out = c->cost_a[ps];
-		*b_out = c->cost_b[ps];
+	if (c->wfbp.cost_known[ps]) {
+		*a_out = c->wfbp.cost_a[ps];
+		*b_out = c->wfbp.cost_b[ps];
 		return 0;
 	}
 	buf = malloc(n * sizeof(float));
@@ -380,9 +380,9 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 	mine[1] = b;
 	ret = incnn_comm_allgather_meta(c, mine, sizeof(mine), all);
 	if (!ret) {
-		c->cost_a[ps] = all[0];
-		c->cost_b[ps] = all[1];
-		c->cost_known[ps] = true;
+		c->wfbp.cost_a[ps] = all[0];
+		c->wfbp.cost_b[ps] = all[1];
+		c->wfbp.cost_known[ps] = true;
 		*a_out = all[0];
 		*b_out = all[1];
 	}

@@ -164,9 +164,9 @@ static int cm_out_step(struct cm_setup *st, struct cm_link *l)
 						       tos, strerror(errno));
 			l->state = CM_DONE;
 			if (l->kind == COLL_LINK_RING)
-				c->ring_send_fd = l->fd;
+				c->link.ring_send_fd = l->fd;
 			else
-				c->ps_fd = l->fd;
+				c->link.ps_fd = l->fd;
 			l->fd = -1;
 			return 0;
 		default:
@@ -232,10 +232,10 @@ static int cm_in_step(struct cm_setup *st, size_t i)
 		rank = h.rank;
 		if (kind == COLL_LINK_RING &&
 		    rank == (uint32_t)((c->rank + c->world - 1) % c->world))
-			slot = &c->ring_recv_fd;
+			slot = &c->link.ring_recv_fd;
 		else if (kind == COLL_LINK_PS && c->rank == 0 && rank > 0 &&
 			 rank < (uint32_t)c->world)
-			slot = &c->ps_fds[rank];
+			slot = &c->link.ps_fds[rank];
 		else
 			goto drop;
 		if (*slot >= 0)
@@ -256,9 +256,9 @@ static int cm_in_step(struct cm_setup *st, size_t i)
 	setsockopt(l->fd, IPPROTO_IP, IP_TOS, &zero, sizeof(zero));
 	incnn_coll_sockbuf(l->fd, c->sockbuf, true);
 	if (l->kind == COLL_LINK_RING)
-		c->ring_recv_fd = l->fd;
+		c->link.ring_recv_fd = l->fd;
 	else
-		c->ps_fds[l->peer] = l->fd;
+		c->link.ps_fds[l->peer] = l->fd;
 	st->have_in++;
 	st->in[i] = st->in[--st->nin];
 	return 1;
@@ -270,7 +270,7 @@ drop:
 static void cm_accept(struct cm_setup *st)
 {
 	for (;;) {
-		int fd = accept4(st->c->listen_fd, NULL, NULL,
+		int fd = accept4(st->c->link.listen_fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		int one = 1;
 
@@ -358,8 +358,8 @@ static int cm_setup_links(struct incnn_comm *c, struct cm_setup *st,
 			goto out;
 		}
 		timeout = coll_left_ms(deadline);
-		pfd[n++] = (struct pollfd){ .fd = c->store_fd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = c->store.fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = c->link.listen_fd, .events = POLLIN };
 		for (i = 0; i < st->nout; i++) {
 			struct cm_link *l = &st->out[i];
 
@@ -408,7 +408,7 @@ int incnn_coll_listen_data(struct incnn_comm *c, const struct coll_cfg *k,
 
 	if (k->have_data) {
 		*me = k->data;
-	} else if (getsockname(c->store_fd, (struct sockaddr *)me, &len)) {
+	} else if (getsockname(c->store.fd, (struct sockaddr *)me, &len)) {
 		return incnn_coll_fail(c, -errno, false, "getsockname: %s",
 				       strerror(errno));
 	}
@@ -431,7 +431,7 @@ int incnn_coll_listen_data(struct incnn_comm *c, const struct coll_cfg *k,
 	}
 	len = sizeof(*me);
 	getsockname(fd, (struct sockaddr *)me, &len);
-	c->listen_fd = fd;
+	c->link.listen_fd = fd;
 	return 0;
 }
 

@@ -9,7 +9,7 @@
  *
  * Quantisation: Q is applied to every value before it is sent, so the
  * sender knows what the receiver gets. When this host's module applies
- * the same codec to our marked sends (c->wire_q), the wire does that
+ * the same codec to our marked sends (c->codec.wire_q), the wire does that
  * work: the values we send and do not keep (our gradient block at the
  * start of the ring, the partial sums of the reduce-scatter, a worker's
  * gradients) go out as they are, and only the block we own after the
@@ -60,8 +60,8 @@ static int op_peer_error(struct op_ctx *o, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	while (c->store_fd >= 0 && !c->err) {
-		struct pollfd p = { .fd = c->store_fd, .events = POLLIN };
+	while (c->store.fd >= 0 && !c->err) {
+		struct pollfd p = { .fd = c->store.fd, .events = POLLIN };
 		int left = coll_left_ms(deadline);
 
 		if (!left || poll(&p, 1, left) <= 0)
@@ -94,19 +94,19 @@ static int op_fault(struct op_ctx *o, int send_fd)
 	struct incnn_comm *c = o->c;
 	struct timespec ts;
 
-	if (c->fault == INCNN_COLL_FAULT_NONE || c->fault_fired ||
-	    o->moved < c->fault_after)
+	if (c->fault.kind == INCNN_COLL_FAULT_NONE || c->fault.fired ||
+	    o->moved < c->fault.after)
 		return 0;
-	c->fault_fired = true;
-	switch (c->fault) {
+	c->fault.fired = true;
+	switch (c->fault.kind) {
 	case INCNN_COLL_FAULT_CLOSE:
 		/* as if the process had crashed: resets, no goodbye */
-		incnn_coll_close_rst(&c->store_fd);
+		incnn_coll_close_rst(&c->store.fd);
 		return incnn_coll_fail(c, -ECONNABORTED, true,
 				       "fault injected: closed every connection");
 	case INCNN_COLL_FAULT_STALL:
-		ts.tv_sec = c->fault_stall_ms / 1000;
-		ts.tv_nsec = (long)(c->fault_stall_ms % 1000) * 1000000;
+		ts.tv_sec = c->fault.stall_ms / 1000;
+		ts.tv_nsec = (long)(c->fault.stall_ms % 1000) * 1000000;
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
 		o->last = coll_now_ms();
@@ -114,7 +114,7 @@ static int op_fault(struct op_ctx *o, int send_fd)
 	case INCNN_COLL_FAULT_SHORT:
 		if (send_fd >= 0)
 			shutdown(send_fd, SHUT_WR);
-		c->send_shut = true;
+		c->fault.send_shut = true;
 		return 0;
 	default:
 		return 0;
@@ -136,7 +136,7 @@ static int op_poll(struct op_ctx *o, struct pollfd *pfd, int n,
 		return incnn_coll_fail(c, -ETIMEDOUT, false,
 				       "timed out: no progress for %d ms %s",
 				       c->timeout_ms, what);
-	pfd[n] = (struct pollfd){ .fd = c->store_fd, .events = POLLIN };
+	pfd[n] = (struct pollfd){ .fd = c->store.fd, .events = POLLIN };
 	ret = poll(pfd, (nfds_t)n + 1, left);
 	if (ret < 0 && errno != EINTR)
 		return incnn_coll_fail(c, -errno, false, "poll: %s",
@@ -166,9 +166,9 @@ static int op_begin(struct incnn_comm *c, uint32_t kind, uint64_t count,
 	p = malloc(24 + dlen);
 	if (!p)
 		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-	c->seq++;
-	c->got_result = false;
-	coll_put64(p, c->seq);
+	c->store.seq++;
+	c->store.got_result = false;
+	coll_put64(p, c->store.seq);
 	coll_put32(p + 8, kind);
 	coll_put32(p + 12, 0);
 	coll_put64(p + 16, count);
@@ -188,16 +188,16 @@ static int op_finish(struct op_ctx *o, bool send_done)
 	int ret;
 
 	if (send_done) {
-		coll_put64(seq, c->seq);
+		coll_put64(seq, c->store.seq);
 		ret = incnn_coll_store_send(c, COLL_MSG_DONE, seq, 8);
 		if (ret)
 			return ret;
 	}
 	snprintf(what, sizeof(what),
 		 "waiting for the other ranks to complete call #%llu",
-		 (unsigned long long)c->seq);
+		 (unsigned long long)c->store.seq);
 	ret = incnn_coll_store_pump(c);
-	while (!ret && !c->got_result) {
+	while (!ret && !c->store.got_result) {
 		struct pollfd pfd[1];
 
 		ret = op_poll(o, pfd, 0, what);
@@ -236,7 +236,7 @@ static int op_stage(struct incnn_comm *c, size_t floats)
 
 static int op_quantise(struct incnn_comm *c, float *x, size_t n)
 {
-	int ret = incnn_coll_q_apply(&c->q, x, n);
+	int ret = incnn_coll_q_apply(&c->codec.q, x, n);
 
 	if (ret)
 		return incnn_coll_fail(c, ret, false,
@@ -293,10 +293,10 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 		  pred = (g.r + g.N - 1) % g.N;
 	const size_t chunk = c->chunk, own_len = ring_len(&g, g.r),
 		     own_off = ring_off(&g, g.r);
-	const int sfd = c->ring_send_fd, rfd = c->ring_recv_fd;
+	const int sfd = c->link.ring_send_fd, rfd = c->link.ring_recv_fd;
 	size_t sbytes = 0, rbytes = 0, rdone = 0;
 	/* the wire quantises what we send; we keep only the owned block */
-	size_t q0 = c->q.codec && !c->wire_q ? 0 : own_len;
+	size_t q0 = c->codec.q.codec && !c->codec.wire_q ? 0 : own_len;
 	int ss = 0, rs = 0, j, ret;
 	char what[96];
 
@@ -331,7 +331,7 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 		}
 
 		/* send what is ready: segment ss needs recv segment ss-1 */
-		if (ss < nseg && !c->send_shut) {
+		if (ss < nseg && !c->fault.send_shut) {
 			int b = ring_send_block(&g, ss);
 			size_t len = 4 * ring_len(&g, b), avail;
 
@@ -398,7 +398,7 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 
 					for (i = 0; i < cnt; i++)
 						x[i] = x[i] + y[i];
-					ret = c->wire_q && rs < g.N - 2 ? 0 :
+					ret = c->codec.wire_q && rs < g.N - 2 ? 0 :
 					      op_quantise(c, x, cnt);
 					if (ret)
 						return ret;
@@ -464,8 +464,8 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
 			struct op_ctx *o)
 {
 	const size_t total = 4 * n, chunk = c->chunk;
-	const int fd = c->ps_fd;
-	size_t q = c->q.codec && !c->wire_q ? 0 : n, sb = 0, rb = 0;
+	const int fd = c->link.ps_fd;
+	size_t q = c->codec.q.codec && !c->codec.wire_q ? 0 : n, sb = 0, rb = 0;
 	int ret;
 
 	o->rx_total = total;
@@ -484,7 +484,7 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
 			q += cnt;
 			progress = true;
 		}
-		if (sb < 4 * q && !c->send_shut) {
+		if (sb < 4 * q && !c->fault.send_shut) {
 			k = send(fd, (char *)buf + sb, 4 * q - sb,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (k > 0) {
@@ -575,7 +575,7 @@ static int op_ps_root(struct incnn_comm *c, float *buf, size_t n,
 				size_t pos = rb[w] % (4 * W);
 				size_t len = op_min(limit - rb[w], 4 * W - pos);
 
-				k = recv(c->ps_fds[w], (char *)ring + pos, len,
+				k = recv(c->link.ps_fds[w], (char *)ring + pos, len,
 					 MSG_DONTWAIT);
 				if (k > 0) {
 					rb[w] += (size_t)k;
@@ -592,7 +592,7 @@ static int op_ps_root(struct incnn_comm *c, float *buf, size_t n,
 				}
 			}
 			if (sb[w] < 4 * F) {
-				k = send(c->ps_fds[w], (char *)buf + sb[w],
+				k = send(c->link.ps_fds[w], (char *)buf + sb[w],
 					 4 * F - sb[w], MSG_DONTWAIT | MSG_NOSIGNAL);
 				if (k > 0) {
 					sb[w] += (size_t)k;
@@ -608,7 +608,7 @@ static int op_ps_root(struct incnn_comm *c, float *buf, size_t n,
 			if (sb[w] < total)
 				all_sent = false;
 			if (ev)
-				pfd[np++] = (struct pollfd){ .fd = c->ps_fds[w],
+				pfd[np++] = (struct pollfd){ .fd = c->link.ps_fds[w],
 							     .events = ev };
 		}
 		if (F == n && all_sent)
@@ -707,11 +707,11 @@ int incnn_comm_allgather_meta(struct incnn_comm *c, const void *in,
 	ret = op_finish(&o, false);
 	if (ret)
 		return ret;
-	if (c->result.len - c->result.off != len * (size_t)c->world)
+	if (c->store.result.len - c->store.result.off != len * (size_t)c->world)
 		return incnn_coll_fail(c, -EPROTO, false,
 				       "malformed gather result from the store");
 	if (len)
-		memcpy(out, c->result.p + c->result.off, len * (size_t)c->world);
+		memcpy(out, c->store.result.p + c->store.result.off, len * (size_t)c->world);
 	return 0;
 }
 

@@ -27,22 +27,22 @@ int incnn_coll_store_send(struct incnn_comm *c, uint16_t type,
 	int64_t deadline = coll_now_ms() + c->timeout_ms;
 	int ret;
 
-	if (c->store_fd < 0)
+	if (c->store.fd < 0)
 		return incnn_coll_fail(c, -ENOTCONN, true,
 				       "not connected to the store");
-	ret = incnn_coll_msg_append(&c->sout, type, payload, len);
+	ret = incnn_coll_msg_append(&c->store.out, type, payload, len);
 	if (ret)
 		return incnn_coll_fail(c, ret, false, "store message: %s",
 				       strerror(-ret));
 	for (;;) {
-		struct pollfd p = { .fd = c->store_fd, .events = POLLOUT };
+		struct pollfd p = { .fd = c->store.fd, .events = POLLOUT };
 
-		ret = incnn_coll_buf_flush(c->store_fd, &c->sout);
+		ret = incnn_coll_buf_flush(c->store.fd, &c->store.out);
 		if (ret)
 			return incnn_coll_fail(c, -ECONNRESET, true,
 					       "lost the connection to the store (rank 0): %s",
 					       strerror(-ret));
-		if (c->sout.off == c->sout.len)
+		if (c->store.out.off == c->store.out.len)
 			return 0;
 		ret = poll(&p, 1, coll_left_ms(deadline));
 		if (ret == 0)
@@ -68,26 +68,26 @@ static int cm_store_message(struct incnn_comm *c, uint16_t type,
 		return incnn_coll_fail(c, -(int)(coll_get32(p) & 0xffff), true,
 				       "%s", text);
 	case COLL_MSG_RESULT:
-		if (len < 8 || coll_get64(p) != c->seq || c->got_result)
+		if (len < 8 || coll_get64(p) != c->store.seq || c->store.got_result)
 			break;
-		c->result.off = c->result.len = 0;
-		if (incnn_coll_buf_append(&c->result, p + 8, len - 8))
+		c->store.result.off = c->store.result.len = 0;
+		if (incnn_coll_buf_append(&c->store.result, p + 8, len - 8))
 			return incnn_coll_fail(c, -ENOMEM, false,
 					       "out of memory");
-		c->got_result = true;
+		c->store.got_result = true;
 		return 0;
 	case COLL_MSG_WELCOME:
-		if (c->got_welcome)
+		if (c->store.got_welcome)
 			break;
-		if (incnn_coll_buf_append(&c->welcome, p, len))
+		if (incnn_coll_buf_append(&c->store.welcome, p, len))
 			return incnn_coll_fail(c, -ENOMEM, false,
 					       "out of memory");
-		c->got_welcome = true;
+		c->store.got_welcome = true;
 		return 0;
 	case COLL_MSG_GO:
-		if (!c->got_welcome || c->got_go)
+		if (!c->store.got_welcome || c->store.got_go)
 			break;
-		c->got_go = true;
+		c->store.got_go = true;
 		return 0;
 	default:
 		break;
@@ -101,7 +101,7 @@ int incnn_coll_store_pump(struct incnn_comm *c)
 	if (c->err)
 		return c->err;
 	for (;;) {
-		ssize_t k = incnn_coll_buf_read(c->store_fd, &c->sin);
+		ssize_t k = incnn_coll_buf_read(c->store.fd, &c->store.in);
 		const uint8_t *p;
 		uint16_t type;
 		uint32_t len;
@@ -114,10 +114,10 @@ int incnn_coll_store_pump(struct incnn_comm *c)
 					       "lost the connection to the store (rank 0 died?)%s%s",
 					       k < 0 ? ": " : "",
 					       k < 0 ? strerror((int)-k) : "");
-		while ((ret = incnn_coll_msg_peek(&c->sin, &type, &p,
+		while ((ret = incnn_coll_msg_peek(&c->store.in, &type, &p,
 						  &len)) == 1) {
 			ret = cm_store_message(c, type, p, len);
-			incnn_coll_buf_consume(&c->sin, COLL_HDR_LEN + len);
+			incnn_coll_buf_consume(&c->store.in, COLL_HDR_LEN + len);
 			if (ret)
 				return ret;
 		}
@@ -132,7 +132,7 @@ int incnn_coll_store_wait(struct incnn_comm *c, const bool *flag,
 			 int64_t deadline, const char *what)
 {
 	while (!*flag) {
-		struct pollfd p = { .fd = c->store_fd, .events = POLLIN };
+		struct pollfd p = { .fd = c->store.fd, .events = POLLIN };
 		int ret = poll(&p, 1, coll_left_ms(deadline));
 
 		if (ret < 0 && errno != EINTR)
@@ -166,7 +166,7 @@ int incnn_coll_store_connect(struct incnn_comm *c, const struct sockaddr_in *a,
 			return incnn_coll_fail(c, fd, true, "socket: %s",
 					       strerror(-fd));
 		if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0) {
-			c->store_fd = fd;
+			c->store.fd = fd;
 			return 0;
 		}
 		if (errno == EINPROGRESS) {
@@ -175,7 +175,7 @@ int incnn_coll_store_connect(struct incnn_comm *c, const struct sockaddr_in *a,
 			if (poll(&p, 1, coll_left_ms(deadline)) > 0 &&
 			    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err,
 					&elen) && err == 0) {
-				c->store_fd = fd;
+				c->store.fd = fd;
 				return 0;
 			}
 			if (!err)
