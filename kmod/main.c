@@ -61,7 +61,7 @@ static int __init incnn_init(void)
 	err = incnn_genl_init();
 	if (err)
 		goto err_genl;
-	pr_info("incnn: loaded\n");
+	pr_info("loaded\n");
 	return 0;
 
 err_genl:

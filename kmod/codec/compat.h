@@ -9,6 +9,7 @@
 #ifdef __KERNEL__
 
 #include <linux/types.h>
+#include <linux/build_bug.h>
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/bitops.h>
@@ -37,6 +38,7 @@ static inline int incnn_lz4_bound(int len)
 
 #else /* userspace */
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>

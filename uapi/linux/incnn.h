@@ -197,6 +197,7 @@ enum incnn_attr {
 
 #define INCNN_A_MAX (__INCNN_A_MAX - 1)
 
+/* at most one rule per DSCP (GET_CONFIG lists up to this many) */
 #define INCNN_MAX_RULES		64
 #define INCNN_FLOW_MAX_LIMIT	1048576
 #define INCNN_DEFAULT_FLOW_MAX	65536
