@@ -131,9 +131,9 @@ $(KSFT)/lib.mk:
 
 # --- tests ---------------------------------------------------------------
 selftests-host: ksft tools-asan
-	@mkdir -p $(BUILD)/selftests
-	$(MAKE) -C $(SRC)/selftests KSFT=$(KSFT) OUTPUT=$(BUILD)/selftests \
-		INCNN_BUILD=$(BUILD) all
+	@mkdir -p $(BUILD)/selftests/codec
+	$(MAKE) -C $(SRC)/selftests/codec KSFT=$(KSFT) \
+		OUTPUT=$(BUILD)/selftests/codec INCNN_BUILD=$(BUILD) all
 
 check:
 	@$(SRC)/scripts/check.sh

@@ -11,6 +11,8 @@
 #   make install-incctl the rel binary and the man page
 
 INCCTL_DIR := $(SRC)/userspace/incctl
+# its tests: selftests/incctl (test-cli.sh, test-fake.sh run by check.sh)
+INCCTL_TESTS := $(SRC)/selftests/incctl
 INCCTL_SRCS := $(addprefix $(INCCTL_DIR)/,incctl.c ctx.c json.c \
 	parse.c codec_table.c cmd_config.c cmd_rule.c cmd_stats.c \
 	cmd_flows.c cmd_codecs.c)
@@ -27,21 +29,23 @@ $(BUILD)/asan/bin/incctl: $(call objs,asan,$(INCCTL_SRCS)) \
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) $^ $(INCCTL_LDLIBS) -o $@
 
-# incctl with libmnl's socket calls answered by tests/fake_kernel.c, and
+# incctl with libmnl's socket calls answered by
+# selftests/incctl/fake_kernel.c, and
 # the JSON writer's unit test
 $(BUILD)/asan/test/incctl-fake: $(call objs,asan,$(INCCTL_SRCS) \
-		$(INCCTL_DIR)/tests/fake_kernel.c) $(call incnn_lib,asan,nl) \
+		$(INCCTL_TESTS)/fake_kernel.c) $(call incnn_lib,asan,nl) \
 		$(call incnn_lib,asan,codec)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) $^ $(INCCTL_LDLIBS) -o $@
-$(BUILD)/asan/test/json-test: $(call objs,asan,$(INCCTL_DIR)/tests/json_test.c \
+$(BUILD)/asan/obj/selftests/incctl/json_test.o: CFLAGS_EXTRA += -I$(INCCTL_DIR)
+$(BUILD)/asan/test/json-test: $(call objs,asan,$(INCCTL_TESTS)/json_test.c \
 		$(INCCTL_DIR)/json.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) $^ -o $@
 
 ALL_OBJS += $(call objs,rel,$(INCCTL_SRCS)) \
-	$(call objs,asan,$(INCCTL_SRCS) $(INCCTL_DIR)/tests/fake_kernel.c \
-		$(INCCTL_DIR)/tests/json_test.c)
+	$(call objs,asan,$(INCCTL_SRCS) $(INCCTL_TESTS)/fake_kernel.c \
+		$(INCCTL_TESTS)/json_test.c)
 
 incctl: $(BUILD)/rel/bin/incctl
 incctl-asan: $(BUILD)/asan/bin/incctl $(BUILD)/asan/test/incctl-fake \

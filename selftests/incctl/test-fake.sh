@@ -6,7 +6,7 @@
 # multi-part dumps, extended ACKs, errors): output formats, JSON validity,
 # the requests incctl sends, and how kernel errors are reported.
 #
-# Usage: test-fake.sh PATH/TO/incctl-fake   (make fake builds it)
+# Usage: test-fake.sh PATH/TO/incctl-fake   (make incctl-asan: build/asan/test/incctl-fake)
 # Output as test-cli.sh: "ok N - ..." lines and a "# Totals: ..." line.
 set -u
 
