@@ -188,21 +188,176 @@ static int cm_store_listen(const struct coll_cfg *k, int *out, char *err,
 	return 0;
 }
 
+/* A communicator with the resolved settings, no connections yet. */
+static struct incnn_comm *cm_new(const struct coll_cfg *k,
+				 const struct incnn_comm_config *cfg)
+{
+	struct incnn_comm *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->rank = k->rank;
+	c->world = k->world;
+	c->tos = k->tos;
+	c->chunk = k->chunk_bytes / 4;
+	c->timeout_ms = k->timeout_ms;
+	c->init_timeout_ms = k->init_timeout_ms;
+	c->sockbuf = k->sockbuf;
+	c->store.fd = c->link.listen_fd = -1;
+	c->link.ring_send_fd = c->link.ring_recv_fd = c->link.ps_fd = -1;
+	c->fault.kind = cfg->fault;
+	c->fault.after = cfg->fault_after;
+	c->fault.stall_ms = cfg->fault_stall_ms;
+	return c;
+}
+
+/* Rank 0: the aggregator's link slots, and the store thread. */
+static int cm_start_store(struct incnn_comm *c, const struct coll_cfg *k)
+{
+	int ret, r, lfd = k->store_fd;
+
+	c->link.ps_fds = malloc(sizeof(int) * (size_t)c->world);
+	if (!c->link.ps_fds) {
+		if (lfd >= 0)
+			close(lfd);
+		return incnn_coll_fail(c, -ENOMEM, true, "out of memory");
+	}
+	for (r = 0; r < c->world; r++)
+		c->link.ps_fds[r] = -1;
+	if (lfd < 0) {
+		ret = cm_store_listen(k, &lfd, c->errmsg, sizeof(c->errmsg));
+		if (ret) {
+			c->err = ret;
+			return ret;
+		}
+	}
+	ret = incnn_coll_server_start(&c->store.server, lfd, c->world,
+				      c->init_timeout_ms);
+	if (ret)
+		return incnn_coll_fail(c, ret, true, "cannot start the store: %s",
+				       strerror(-ret));
+	return 0;
+}
+
+/*
+ * Join the store: connect, listen for data connections, find our codec
+ * (*@codec, *@param: as this host's module or the configuration says)
+ * and say HELLO. A rank that failed still says HELLO, then ABORT, so
+ * that no rank waits for it.
+ */
+static int cm_join(struct incnn_comm *c, const struct coll_cfg *k,
+		   int64_t deadline, unsigned int *codec, unsigned int *param)
+{
+	struct coll_hello h = { .version = COLL_PROTO_VERSION };
+	uint8_t hello[COLL_HELLO_LEN];
+	struct sockaddr_in me;
+	int ret;
+
+	ret = incnn_coll_store_connect(c, &k->master, deadline);
+	if (!ret)
+		ret = incnn_coll_listen_data(c, k, &me);
+	if (ret)
+		return ret;
+	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE) {
+		*codec = k->codec_id;
+		*param = k->codec_param;
+	} else if (k->codec_mode == INCNN_COLL_CODEC_AUTO && c->tos) {
+		ret = incnn_coll_rule_lookup(c->tos, codec, param, c->errmsg,
+					     sizeof(c->errmsg));
+	}
+	h.rank = (uint32_t)c->rank;
+	h.world = (uint32_t)c->world;
+	h.codec = (uint8_t)*codec;
+	h.param = (uint8_t)*param;
+	memcpy(h.addr, &me.sin_addr.s_addr, 4);
+	memcpy(h.addr + 4, &me.sin_port, 2);
+	coll_hello_encode(&h, hello);
+	if (ret) {
+		c->err = ret;
+		if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_HELLO, hello,
+					   sizeof(hello)) &&
+		    !incnn_coll_msg_append(&c->store.out, COLL_MSG_ABORT,
+					   c->errmsg, strlen(c->errmsg)))
+			incnn_coll_buf_flush(c->store.fd, &c->store.out);
+		return ret;
+	}
+	return incnn_coll_store_send(c, COLL_MSG_HELLO, hello, sizeof(hello));
+}
+
+/* The job's codec from the WELCOME (@codec, @param: what we reported). */
+static int cm_job_codec(struct incnn_comm *c, const struct coll_cfg *k,
+			const struct coll_welcome *w, unsigned int codec,
+			unsigned int param)
+{
+	char desc[64];
+	int ret;
+
+	c->codec.id = w->codec;
+	c->codec.param = w->param;
+	c->codec.wire_q = k->codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
+			  codec && codec == c->codec.id &&
+			  param == c->codec.param;
+	ret = incnn_coll_q_init(&c->codec.q, c->codec.id, c->codec.param);
+	if (ret) {
+		incnn_coll_codec_desc(c->codec.id, c->codec.param, desc,
+				      sizeof(desc));
+		return incnn_coll_fail(c, ret, false, "cannot emulate codec %s",
+				       desc);
+	}
+	return 0;
+}
+
+/*
+ * After HELLO: the WELCOME (every rank joined: the job's token, codec
+ * and data addresses), the data connections, READY, and the GO.
+ */
+static int cm_setup(struct incnn_comm *c, const struct coll_cfg *k,
+		    int64_t deadline, unsigned int codec, unsigned int param)
+{
+	struct sockaddr_in *addrs;
+	struct coll_welcome w;
+	int ret;
+
+	/* rank 0's store gives up at the deadline and says who is missing;
+	 * our own deadline is a fallback for a store that went away */
+	ret = incnn_coll_store_wait(c, &c->store.got_welcome,
+				    deadline + COLL_GRACE_MS,
+				    "waiting for the other ranks to join the store");
+	if (ret)
+		return ret;
+	addrs = calloc((size_t)c->world, sizeof(*addrs));
+	if (!addrs)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	if (coll_welcome_decode(c->store.welcome.p + c->store.welcome.off,
+				c->store.welcome.len - c->store.welcome.off,
+				(uint32_t)c->world, &w, addrs))
+		ret = incnn_coll_fail(c, -EPROTO, false,
+				      "malformed WELCOME from the store");
+	if (!ret)
+		ret = cm_job_codec(c, k, &w, codec, param);
+	if (!ret)
+		ret = incnn_coll_links_setup(c, w.token, addrs, deadline);
+	free(addrs);
+	if (ret)
+		return ret;
+	close(c->link.listen_fd);
+	c->link.listen_fd = -1;
+	ret = incnn_coll_store_send(c, COLL_MSG_READY, NULL, 0);
+	if (ret)
+		return ret;
+	return incnn_coll_store_wait(c, &c->store.got_go, deadline,
+				     "waiting for the other ranks to set up their data connections");
+}
+
 int incnn_comm_create(struct incnn_comm **out,
 		      const struct incnn_comm_config *cfg, char *err,
 		      size_t errlen)
 {
-	struct sockaddr_in *addrs = NULL;
-	struct incnn_comm *c;
-	struct sockaddr_in me;
-	struct coll_cfg k;
-	struct coll_hello h = { .version = COLL_PROTO_VERSION };
-	struct coll_welcome w;
-	uint8_t hello[COLL_HELLO_LEN];
 	unsigned int codec = 0, param = 0;
+	struct incnn_comm *c;
+	struct coll_cfg k;
 	int64_t deadline;
-	int ret, r, lfd;
-	char desc[64];
+	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -217,136 +372,23 @@ int incnn_comm_create(struct incnn_comm **out,
 			close(cfg->store_fd);
 		return ret;
 	}
-	c = calloc(1, sizeof(*c));
+	c = cm_new(&k, cfg);
 	if (!c) {
 		if (k.store_fd >= 0)
 			close(k.store_fd);
 		cm_msg(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	c->rank = k.rank;
-	c->world = k.world;
-	c->tos = k.tos;
-	c->chunk = k.chunk_bytes / 4;
-	c->timeout_ms = k.timeout_ms;
-	c->init_timeout_ms = k.init_timeout_ms;
-	c->sockbuf = k.sockbuf;
-	c->store.fd = c->link.listen_fd = -1;
-	c->link.ring_send_fd = c->link.ring_recv_fd = c->link.ps_fd = -1;
-	c->fault.kind = cfg->fault;
-	c->fault.after = cfg->fault_after;
-	c->fault.stall_ms = cfg->fault_stall_ms;
 	deadline = coll_now_ms() + c->init_timeout_ms;
-	if (c->rank == 0) {
-		c->link.ps_fds = malloc(sizeof(int) * (size_t)c->world);
-		if (!c->link.ps_fds) {
-			if (k.store_fd >= 0)
-				close(k.store_fd);
-			ret = incnn_coll_fail(c, -ENOMEM, true, "out of memory");
-			goto fail;
-		}
-		for (r = 0; r < c->world; r++)
-			c->link.ps_fds[r] = -1;
-		lfd = k.store_fd;
-		if (lfd < 0) {
-			ret = cm_store_listen(&k, &lfd, c->errmsg,
-					      sizeof(c->errmsg));
-			if (ret) {
-				c->err = ret;
-				goto fail;
-			}
-		}
-		ret = incnn_coll_server_start(&c->store.server, lfd, c->world,
-					      c->init_timeout_ms);
-		if (ret) {
-			ret = incnn_coll_fail(c, ret, true, "cannot start the store: %s",
-					      strerror(-ret));
-			goto fail;
-		}
+	ret = c->rank == 0 ? cm_start_store(c, &k) : 0;
+	if (!ret)
+		ret = cm_join(c, &k, deadline, &codec, &param);
+	if (!ret)
+		ret = cm_setup(c, &k, deadline, codec, param);
+	if (!ret) {
+		*out = c;
+		return 0;
 	}
-
-	ret = incnn_coll_store_connect(c, &k.master, deadline);
-	if (ret)
-		goto fail;
-	ret = incnn_coll_listen_data(c, &k, &me);
-	if (ret)
-		goto fail;
-
-	/* our codec, as this host's module or the configuration says */
-	if (k.codec_mode == INCNN_COLL_CODEC_EMULATE) {
-		codec = k.codec_id;
-		param = k.codec_param;
-	} else if (k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos) {
-		ret = incnn_coll_rule_lookup(c->tos, &codec, &param, c->errmsg,
-					     sizeof(c->errmsg));
-	}
-
-	h.rank = (uint32_t)c->rank;
-	h.world = (uint32_t)c->world;
-	h.codec = (uint8_t)codec;
-	h.param = (uint8_t)param;
-	memcpy(h.addr, &me.sin_addr.s_addr, 4);
-	memcpy(h.addr + 4, &me.sin_port, 2);
-	coll_hello_encode(&h, hello);
-	if (ret) {
-		/* join only to tell everyone, so that no rank waits for us */
-		c->err = ret;
-		if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_HELLO, hello,
-					   sizeof(hello)) &&
-		    !incnn_coll_msg_append(&c->store.out, COLL_MSG_ABORT, c->errmsg,
-					   strlen(c->errmsg)))
-			incnn_coll_buf_flush(c->store.fd, &c->store.out);
-		goto fail;
-	}
-	ret = incnn_coll_store_send(c, COLL_MSG_HELLO, hello, sizeof(hello));
-	if (ret)
-		goto fail;
-	/* rank 0's store gives up at the deadline and says who is missing;
-	 * our own deadline is a fallback for a store that went away */
-	ret = incnn_coll_store_wait(c, &c->store.got_welcome, deadline + COLL_GRACE_MS,
-			    "waiting for the other ranks to join the store");
-	if (ret)
-		goto fail;
-	addrs = calloc((size_t)c->world, sizeof(*addrs));
-	if (!addrs) {
-		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-		goto fail;
-	}
-	if (coll_welcome_decode(c->store.welcome.p + c->store.welcome.off,
-				c->store.welcome.len - c->store.welcome.off,
-				(uint32_t)c->world, &w, addrs)) {
-		ret = incnn_coll_fail(c, -EPROTO, false, "malformed WELCOME from the store");
-		goto fail;
-	}
-	c->codec.id = w.codec;
-	c->codec.param = w.param;
-	c->codec.wire_q = k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
-		    codec && codec == c->codec.id && param == c->codec.param;
-	ret = incnn_coll_q_init(&c->codec.q, c->codec.id, c->codec.param);
-	if (ret) {
-		incnn_coll_codec_desc(c->codec.id, c->codec.param, desc, sizeof(desc));
-		ret = incnn_coll_fail(c, ret, false, "cannot emulate codec %s", desc);
-		goto fail;
-	}
-	ret = incnn_coll_links_setup(c, w.token, addrs, deadline);
-	free(addrs);
-	addrs = NULL;
-	if (ret)
-		goto fail;
-	close(c->link.listen_fd);
-	c->link.listen_fd = -1;
-	ret = incnn_coll_store_send(c, COLL_MSG_READY, NULL, 0);
-	if (ret)
-		goto fail;
-	ret = incnn_coll_store_wait(c, &c->store.got_go, deadline,
-			    "waiting for the other ranks to set up their data connections");
-	if (ret)
-		goto fail;
-	*out = c;
-	return 0;
-
-fail:
-	free(addrs);
 	cm_msg(err, errlen, "rank %d: %s", c->rank, c->errmsg);
 	if (!c->err)
 		c->err = ret ? ret : -EIO;
