@@ -76,120 +76,162 @@ static const char *cm_kind_name(int kind)
 }
 
 /* Advance an outgoing link as far as it goes without blocking. */
-static int cm_out_step(struct cm_setup *st, struct cm_link *l)
+/* What a state of an outgoing link did: a negative errno, or */
+enum {
+	CM_WAIT,	/* wait for l->events (or the retry time) */
+	CM_NEXT,	/* on to the next state now */
+	CM_RETRY,	/* the connection failed (errno): retry or fail */
+};
+
+static int cm_out_start(struct cm_setup *st, struct cm_link *l)
 {
-	short *events = &l->events;
 	struct incnn_comm *c = st->c;
-	ssize_t k;
-	int outq, tos;
 
-	*events = 0;
-	for (;;) {
-		switch (l->state) {
-		case CM_START:
-			if (coll_now_ms() < l->retry_at)
-				return 0;
-			l->fd = incnn_coll_socket(c, true);
-			if (l->fd < 0)
-				return incnn_coll_fail(c, l->fd, false,
-						       "socket: %s",
-						       strerror(-l->fd));
-			cm_hello(st, l);
-			l->n = 0;
-			l->state = CM_CONNECTING;
-			if (connect(l->fd, (struct sockaddr *)&l->addr,
-				    sizeof(l->addr)) == 0)
-				l->state = CM_HELLO;
-			else if (errno != EINPROGRESS)
-				goto conn_err;
-			continue;
-		case CM_CONNECTING:
-			if (connect(l->fd, (struct sockaddr *)&l->addr,
-				    sizeof(l->addr)) == 0 || errno == EISCONN) {
-				l->state = CM_HELLO;
-				continue;
-			}
-			if (errno == EALREADY || errno == EINPROGRESS) {
-				*events = POLLOUT;
-				return 0;
-			}
-			goto conn_err;
-		case CM_HELLO:
-			k = send(l->fd, l->buf + l->n, COLL_DATA_HELLO_LEN - l->n,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (k < 0) {
-				if (errno == EAGAIN || errno == EINTR) {
-					*events = POLLOUT;
-					return 0;
-				}
-				goto conn_err;
-			}
-			l->n += (size_t)k;
-			if (l->n == COLL_DATA_HELLO_LEN)
-				l->state = CM_ACK;
-			continue;
-		case CM_ACK: {
-			uint8_t ack;
+	if (coll_now_ms() < l->retry_at)
+		return CM_WAIT;
+	l->fd = incnn_coll_socket(c, true);
+	if (l->fd < 0)
+		return incnn_coll_fail(c, l->fd, false, "socket: %s",
+				       strerror(-l->fd));
+	cm_hello(st, l);
+	l->n = 0;
+	l->state = CM_CONNECTING;
+	if (connect(l->fd, (struct sockaddr *)&l->addr, sizeof(l->addr)) == 0)
+		l->state = CM_HELLO;
+	else if (errno != EINPROGRESS)
+		return CM_RETRY;
+	return CM_NEXT;
+}
 
-			k = recv(l->fd, &ack, 1, MSG_DONTWAIT);
-			if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-				*events = POLLIN;
-				return 0;
-			}
-			if (k != 1 || ack != COLL_DATA_ACK) {
-				char where[32];
-
-				return incnn_coll_fail(c, -ECONNREFUSED, false,
-						       "rank %d (%s) refused the %s data connection",
-						       l->peer,
-						       incnn_coll_addr_str(&l->addr, where, sizeof(where)),
-						       cm_kind_name(l->kind));
-			}
-			l->state = CM_OUTQ;
-			continue;
-		}
-		case CM_OUTQ:
-			/* every unmarked byte acknowledged before marking */
-			if (ioctl(l->fd, SIOCOUTQ, &outq))
-				return incnn_coll_fail(c, -errno, false,
-						       "ioctl(SIOCOUTQ): %s",
-						       strerror(errno));
-			if (outq > 0)
-				return 0;	/* polled again shortly */
-			tos = c->tos;
-			if (tos && setsockopt(l->fd, IPPROTO_IP, IP_TOS, &tos,
-					      sizeof(tos)))
-				return incnn_coll_fail(c, -errno, false,
-						       "setsockopt(IP_TOS, 0x%02x): %s",
-						       tos, strerror(errno));
-			l->state = CM_DONE;
-			if (l->kind == COLL_LINK_RING)
-				c->link.ring_send_fd = l->fd;
-			else
-				c->link.ps_fd = l->fd;
-			l->fd = -1;
-			return 0;
-		default:
-			return 0;
-		}
+static int cm_out_connecting(struct cm_link *l)
+{
+	if (connect(l->fd, (struct sockaddr *)&l->addr, sizeof(l->addr)) == 0 ||
+	    errno == EISCONN) {
+		l->state = CM_HELLO;
+		return CM_NEXT;
 	}
-conn_err:
+	if (errno == EALREADY || errno == EINPROGRESS) {
+		l->events = POLLOUT;
+		return CM_WAIT;
+	}
+	return CM_RETRY;
+}
+
+static int cm_out_hello(struct cm_link *l)
+{
+	ssize_t k = send(l->fd, l->buf + l->n, COLL_DATA_HELLO_LEN - l->n,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	if (k < 0) {
+		if (errno == EAGAIN || errno == EINTR) {
+			l->events = POLLOUT;
+			return CM_WAIT;
+		}
+		return CM_RETRY;
+	}
+	l->n += (size_t)k;
+	if (l->n == COLL_DATA_HELLO_LEN)
+		l->state = CM_ACK;
+	return CM_NEXT;
+}
+
+static int cm_out_ack(struct cm_setup *st, struct cm_link *l)
+{
+	char where[32];
+	uint8_t ack;
+	ssize_t k = recv(l->fd, &ack, 1, MSG_DONTWAIT);
+
+	if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+		l->events = POLLIN;
+		return CM_WAIT;
+	}
+	if (k != 1 || ack != COLL_DATA_ACK)
+		return incnn_coll_fail(st->c, -ECONNREFUSED, false,
+				       "rank %d (%s) refused the %s data connection",
+				       l->peer,
+				       incnn_coll_addr_str(&l->addr, where,
+							   sizeof(where)),
+				       cm_kind_name(l->kind));
+	l->state = CM_OUTQ;
+	return CM_NEXT;
+}
+
+/* Mark the link once every unmarked byte is acknowledged; it is set up. */
+static int cm_out_outq(struct cm_setup *st, struct cm_link *l)
+{
+	struct incnn_comm *c = st->c;
+	int outq, tos = c->tos;
+
+	if (ioctl(l->fd, SIOCOUTQ, &outq))
+		return incnn_coll_fail(c, -errno, false, "ioctl(SIOCOUTQ): %s",
+				       strerror(errno));
+	if (outq > 0)
+		return CM_WAIT;	/* polled again shortly */
+	if (tos && setsockopt(l->fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))
+		return incnn_coll_fail(c, -errno, false,
+				       "setsockopt(IP_TOS, 0x%02x): %s", tos,
+				       strerror(errno));
+	l->state = CM_DONE;
+	if (l->kind == COLL_LINK_RING)
+		c->link.ring_send_fd = l->fd;
+	else
+		c->link.ps_fd = l->fd;
+	l->fd = -1;
+	return CM_WAIT;
+}
+
+/* A failed connection (errno): retry in 100 ms, or fail for good. */
+static int cm_out_retry(struct cm_setup *st, struct cm_link *l)
+{
+	char where[32];
+
 	l->last_err = errno;
 	close(l->fd);
 	l->fd = -1;
-	if (!incnn_coll_retryable(l->last_err)) {
-		char where[32];
-
-		return incnn_coll_fail(c, -l->last_err, false,
+	if (!incnn_coll_retryable(l->last_err))
+		return incnn_coll_fail(st->c, -l->last_err, false,
 				       "cannot connect to rank %d at %s: %s",
 				       l->peer,
-				       incnn_coll_addr_str(&l->addr, where, sizeof(where)),
+				       incnn_coll_addr_str(&l->addr, where,
+							   sizeof(where)),
 				       strerror(l->last_err));
-	}
 	l->state = CM_START;
 	l->n = 0;
 	l->retry_at = coll_now_ms() + 100;
 	return 0;
+}
+
+/* Advance an outgoing link as far as it goes without blocking. */
+static int cm_out_step(struct cm_setup *st, struct cm_link *l)
+{
+	int r;
+
+	l->events = 0;
+	for (;;) {
+		switch (l->state) {
+		case CM_START:
+			r = cm_out_start(st, l);
+			break;
+		case CM_CONNECTING:
+			r = cm_out_connecting(l);
+			break;
+		case CM_HELLO:
+			r = cm_out_hello(l);
+			break;
+		case CM_ACK:
+			r = cm_out_ack(st, l);
+			break;
+		case CM_OUTQ:
+			r = cm_out_outq(st, l);
+			break;
+		default:
+			return 0;
+		}
+		if (r == CM_RETRY)
+			return cm_out_retry(st, l);
+		if (r != CM_NEXT)
+			return r;	/* CM_WAIT (0) or an error */
+	}
 }
 
 static void cm_in_drop(struct cm_setup *st, size_t i)
@@ -299,30 +341,92 @@ static void cm_accept(struct cm_setup *st)
 	}
 }
 
+/* The links this rank makes, and how many it accepts. */
+static void cm_plan_links(struct incnn_comm *c, struct cm_setup *st)
+{
+	int succ = (c->rank + 1) % c->world;
+
+	st->nout = 0;
+	if (c->world < 2)
+		return;
+	st->out[st->nout++] = (struct cm_link){
+		.fd = -1, .peer = succ, .kind = COLL_LINK_RING,
+		.addr = st->addrs[succ] };
+	st->expect_in++;
+	if (c->rank != 0)
+		st->out[st->nout++] = (struct cm_link){
+			.fd = -1, .peer = 0, .kind = COLL_LINK_PS,
+			.addr = st->addrs[0] };
+	else
+		st->expect_in += c->world - 1;
+}
+
+static int cm_links_timeout(struct incnn_comm *c, struct cm_setup *st)
+{
+	char what[96] = "";
+
+	for (int i = 0; i < st->nout; i++)
+		if (st->out[i].state != CM_DONE)
+			snprintf(what, sizeof(what), "connecting to rank %d",
+				 st->out[i].peer);
+	if (!*what)
+		snprintf(what, sizeof(what),
+			 "waiting for %d incoming data connection(s)",
+			 st->expect_in - st->have_in);
+	return incnn_coll_fail(c, -ETIMEDOUT, false,
+			       "timed out after %d ms setting up data connections: %s",
+			       c->init_timeout_ms, what);
+}
+
+/*
+ * Wait (until @deadline at most) for the store, the listener or a link
+ * to be ready, then serve the store and the listener. 0 or the error.
+ */
+static int cm_links_poll(struct incnn_comm *c, struct cm_setup *st,
+			 int64_t deadline)
+{
+	struct pollfd *pfd = calloc(st->nout + st->nin + 2, sizeof(*pfd));
+	int timeout = coll_left_ms(deadline), ret = 0;
+	size_t n = 0;
+
+	if (!pfd)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	pfd[n++] = (struct pollfd){ .fd = c->store.fd, .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = c->link.listen_fd, .events = POLLIN };
+	for (int i = 0; i < st->nout; i++) {
+		struct cm_link *l = &st->out[i];
+
+		if (l->state == CM_START || l->state == CM_OUTQ) {
+			if (timeout > 10)
+				timeout = 10;
+			continue;
+		}
+		if (l->fd >= 0 && l->events)
+			pfd[n++] = (struct pollfd){ .fd = l->fd,
+						    .events = l->events };
+	}
+	for (size_t j = 0; j < st->nin; j++)
+		pfd[n++] = (struct pollfd){ .fd = st->in[j].fd,
+					    .events = st->in[j].events };
+	if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+		ret = incnn_coll_fail(c, -errno, false, "poll: %s",
+				      strerror(errno));
+	if (!ret && pfd[0].revents)
+		ret = incnn_coll_store_pump(c);
+	if (!ret && pfd[1].revents)
+		cm_accept(st);
+	free(pfd);
+	return ret;
+}
+
 static int cm_setup_links(struct incnn_comm *c, struct cm_setup *st,
 			  int64_t deadline)
 {
-	struct pollfd *pfd = NULL;
 	int ret = 0, i;
 
-	st->nout = 0;
-	if (c->world >= 2) {
-		int succ = (c->rank + 1) % c->world;
-
-		st->out[st->nout++] = (struct cm_link){
-			.fd = -1, .peer = succ, .kind = COLL_LINK_RING,
-			.addr = st->addrs[succ] };
-		st->expect_in++;
-		if (c->rank != 0)
-			st->out[st->nout++] = (struct cm_link){
-				.fd = -1, .peer = 0, .kind = COLL_LINK_PS,
-				.addr = st->addrs[0] };
-		else
-			st->expect_in += c->world - 1;
-	}
+	cm_plan_links(c, st);
 	for (;;) {
-		size_t n = 0, j;
-		int timeout, done = 0;
+		int done = 0;
 
 		for (i = 0; i < st->nout; i++) {
 			ret = cm_out_step(st, &st->out[i]);
@@ -330,66 +434,20 @@ static int cm_setup_links(struct incnn_comm *c, struct cm_setup *st,
 				goto out;
 			done += st->out[i].state == CM_DONE;
 		}
-		for (j = 0; j < st->nin;)
+		for (size_t j = 0; j < st->nin;)
 			if (!cm_in_step(st, j))
 				j++;
 		if (done == st->nout && st->have_in == st->expect_in)
 			break;
 		if (coll_now_ms() >= deadline) {
-			char what[96] = "";
-
-			for (i = 0; i < st->nout; i++)
-				if (st->out[i].state != CM_DONE)
-					snprintf(what, sizeof(what),
-						 "connecting to rank %d", st->out[i].peer);
-			if (!*what)
-				snprintf(what, sizeof(what),
-					 "waiting for %d incoming data connection(s)",
-					 st->expect_in - st->have_in);
-			ret = incnn_coll_fail(c, -ETIMEDOUT, false,
-					      "timed out after %d ms setting up data connections: %s",
-					      c->init_timeout_ms, what);
+			ret = cm_links_timeout(c, st);
 			goto out;
 		}
-		free(pfd);
-		pfd = calloc(st->nout + st->nin + 2, sizeof(*pfd));
-		if (!pfd) {
-			ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+		ret = cm_links_poll(c, st, deadline);
+		if (ret)
 			goto out;
-		}
-		timeout = coll_left_ms(deadline);
-		pfd[n++] = (struct pollfd){ .fd = c->store.fd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = c->link.listen_fd, .events = POLLIN };
-		for (i = 0; i < st->nout; i++) {
-			struct cm_link *l = &st->out[i];
-
-			if (l->state == CM_START || l->state == CM_OUTQ) {
-				if (timeout > 10)
-					timeout = 10;
-				continue;
-			}
-			if (l->fd >= 0 && l->events)
-				pfd[n++] = (struct pollfd){ .fd = l->fd,
-							    .events = l->events };
-		}
-		for (j = 0; j < st->nin; j++)
-			pfd[n++] = (struct pollfd){ .fd = st->in[j].fd,
-						    .events = st->in[j].events };
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
-			ret = incnn_coll_fail(c, -errno, false, "poll: %s",
-					      strerror(errno));
-			goto out;
-		}
-		if (pfd[0].revents) {
-			ret = incnn_coll_store_pump(c);
-			if (ret)
-				goto out;
-		}
-		if (pfd[1].revents)
-			cm_accept(st);
 	}
 out:
-	free(pfd);
 	for (i = 0; i < st->nout; i++)
 		if (st->out[i].fd >= 0)
 			close(st->out[i].fd);
