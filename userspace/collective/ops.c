@@ -283,161 +283,211 @@ static int ring_recv_block(const struct op_ring *g, int j)
 	       ring_mod(g, g->r - (j - (g->N - 1)));
 }
 
+/* One ring allreduce in progress. */
+struct ring_run {
+	struct incnn_comm *c;
+	struct op_ctx *o;
+	struct op_ring g;
+	float *buf;
+	int nseg, succ, pred, sfd, rfd;
+	size_t chunk, own_len, own_off;
+	int ss, rs;		/* segment being sent, received */
+	size_t sbytes, rbytes;	/* of it */
+	size_t rdone;		/* floats of segment rs reduced (or in place) */
+	size_t q0;		/* floats of our own block quantised */
+	bool progress, want_in, want_out;
+};
+
+/* Our own block goes out first: quantise it a chunk ahead. */
+static int ring_quantise_own(struct ring_run *rr)
+{
+	size_t cnt;
+	int ret;
+
+	if (rr->q0 >= rr->own_len)
+		return 0;
+	cnt = op_min(rr->chunk, rr->own_len - rr->q0);
+	ret = op_quantise(rr->c, rr->buf + rr->own_off + rr->q0, cnt);
+	if (ret)
+		return ret;
+	rr->q0 += cnt;
+	rr->progress = true;
+	return 0;
+}
+
+/* Send what is ready: segment ss needs received segment ss - 1. */
+static int ring_send(struct ring_run *rr)
+{
+	const struct op_ring *g = &rr->g;
+	int b = ring_send_block(g, rr->ss);
+	size_t len = 4 * ring_len(g, b), avail;
+	ssize_t k;
+
+	if (rr->ss == 0)
+		avail = 4 * rr->q0;
+	else if (rr->rs > rr->ss - 1)
+		avail = len;
+	else if (rr->rs == rr->ss - 1)
+		avail = 4 * rr->rdone;
+	else
+		avail = 0;
+	if (avail <= rr->sbytes)
+		return 0;
+	k = send(rr->sfd, (char *)(rr->buf + ring_off(g, b)) + rr->sbytes,
+		 avail - rr->sbytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (k < 0 && op_again(errno)) {
+		rr->want_out = true;
+		return 0;
+	}
+	if (k <= 0)
+		return op_send_error(rr->o, rr->succ, errno);
+	rr->sbytes += (size_t)k;
+	rr->o->moved += (uint64_t)k;
+	rr->progress = true;
+	if (rr->sbytes == len) {
+		rr->ss++;
+		rr->sbytes = 0;
+	}
+	return 0;
+}
+
+/* Reduce one complete received chunk: B = Q(B + received). */
+static int ring_reduce(struct ring_run *rr, float *dst, size_t lenf)
+{
+	size_t got = rr->rbytes / 4, cnt, i;
+	const float *y;
+	float *x;
+	int ret;
+
+	if (rr->rdone >= lenf || (got - rr->rdone < rr->chunk && got != lenf))
+		return 0;
+	cnt = op_min(rr->chunk, got - rr->rdone);
+	x = dst + rr->rdone;
+	y = rr->c->stage + rr->rdone;
+	for (i = 0; i < cnt; i++)
+		x[i] = x[i] + y[i];
+	ret = rr->c->codec.wire_q && rr->rs < rr->g.N - 2 ? 0 :
+	      op_quantise(rr->c, x, cnt);
+	if (ret)
+		return ret;
+	rr->rdone += cnt;
+	rr->progress = true;
+	return 0;
+}
+
+/* Receive into the staging block (reduce-scatter) or in place. */
+static int ring_recv(struct ring_run *rr)
+{
+	const struct op_ring *g = &rr->g;
+	int b = ring_recv_block(g, rr->rs), ret;
+	size_t lenf = ring_len(g, b), len = 4 * lenf;
+	bool rsc = rr->rs < g->N - 1;
+	float *dst = rr->buf + ring_off(g, b);
+	ssize_t k;
+
+	if (rr->rbytes < len) {
+		char *to = rsc ? (char *)rr->c->stage : (char *)dst;
+
+		k = recv(rr->rfd, to + rr->rbytes,
+			 op_min(len - rr->rbytes, 4 * rr->chunk), MSG_DONTWAIT);
+		if (k > 0) {
+			rr->rbytes += (size_t)k;
+			rr->o->moved += (uint64_t)k;
+			rr->o->rx_done += (uint64_t)k;
+			rr->progress = true;
+		} else if (k < 0 && op_again(errno)) {
+			rr->want_in = true;
+		} else {
+			return op_recv_error(rr->o, rr->pred, k, errno);
+		}
+	}
+	if (rsc) {
+		ret = ring_reduce(rr, dst, lenf);
+		if (ret)
+			return ret;
+	} else {
+		rr->rdone = rr->rbytes / 4;
+	}
+	if (rr->rbytes == len && rr->rdone == lenf) {
+		rr->rs++;
+		rr->rbytes = rr->rdone = 0;
+	}
+	return 0;
+}
+
+/* No progress: wait for the sockets the ring waits on. */
+static int ring_wait(struct ring_run *rr)
+{
+	struct pollfd pfd[3];	/* op_poll() adds the store's */
+	char what[96];
+	int np = 0;
+
+	if (rr->want_out)
+		pfd[np++] = (struct pollfd){ .fd = rr->sfd, .events = POLLOUT };
+	if (rr->want_in)
+		pfd[np++] = (struct pollfd){ .fd = rr->rfd, .events = POLLIN };
+	if (rr->want_in)
+		snprintf(what, sizeof(what), "waiting for data from rank %d",
+			 rr->pred);
+	else if (rr->want_out)
+		snprintf(what, sizeof(what),
+			 "sending to rank %d (it stopped reading)", rr->succ);
+	else
+		snprintf(what, sizeof(what), "in the ring");
+	return op_poll(rr->o, pfd, np, what);
+}
+
 static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 		   struct op_ctx *o)
 {
-	struct op_ring g = { .N = c->world, .r = c->rank,
-			     .base = n / (size_t)c->world,
-			     .rem = n % (size_t)c->world };
-	const int nseg = 2 * (g.N - 1), succ = (g.r + 1) % g.N,
-		  pred = (g.r + g.N - 1) % g.N;
-	const size_t chunk = c->chunk, own_len = ring_len(&g, g.r),
-		     own_off = ring_off(&g, g.r);
-	const int sfd = c->link.ring_send_fd, rfd = c->link.ring_recv_fd;
-	size_t sbytes = 0, rbytes = 0, rdone = 0;
-	/* the wire quantises what we send; we keep only the owned block */
-	size_t q0 = c->codec.q.codec && !c->codec.wire_q ? 0 : own_len;
-	int ss = 0, rs = 0, j, ret;
-	char what[96];
+	struct ring_run rr = {
+		.c = c, .o = o, .buf = buf,
+		.g = { .N = c->world, .r = c->rank,
+		       .base = n / (size_t)c->world,
+		       .rem = n % (size_t)c->world },
+		.nseg = 2 * (c->world - 1),
+		.succ = (c->rank + 1) % c->world,
+		.pred = (c->rank + c->world - 1) % c->world,
+		.sfd = c->link.ring_send_fd, .rfd = c->link.ring_recv_fd,
+		.chunk = c->chunk,
+	};
+	int j, ret;
 
-	ret = op_stage(c, g.base + (g.rem > 0));
+	rr.own_len = ring_len(&rr.g, rr.g.r);
+	rr.own_off = ring_off(&rr.g, rr.g.r);
+	/* the wire quantises what we send; we keep only the owned block */
+	rr.q0 = c->codec.q.codec && !c->codec.wire_q ? 0 : rr.own_len;
+	ret = op_stage(c, rr.g.base + (rr.g.rem > 0));
 	if (ret)
 		return ret;
-	for (j = 0; j < nseg; j++)
-		o->rx_total += 4 * ring_len(&g, ring_recv_block(&g, j));
-
+	for (j = 0; j < rr.nseg; j++)
+		o->rx_total += 4 * ring_len(&rr.g, ring_recv_block(&rr.g, j));
 	for (;;) {
-		bool progress = false, want_in = false, want_out = false;
-		struct pollfd pfd[3];
-		int np = 0;
-		ssize_t k;
-
-		while (ss < nseg && !ring_len(&g, ring_send_block(&g, ss)))
-			ss++;
-		while (rs < nseg && !ring_len(&g, ring_recv_block(&g, rs)))
-			rs++;
-		if (ss == nseg && rs == nseg)
-			break;
-
-		/* our own block goes out first: quantise it a chunk ahead */
-		if (q0 < own_len) {
-			size_t cnt = op_min(chunk, own_len - q0);
-
-			ret = op_quantise(c, buf + own_off + q0, cnt);
-			if (ret)
-				return ret;
-			q0 += cnt;
-			progress = true;
-		}
-
-		/* send what is ready: segment ss needs recv segment ss-1 */
-		if (ss < nseg && !c->fault.send_shut) {
-			int b = ring_send_block(&g, ss);
-			size_t len = 4 * ring_len(&g, b), avail;
-
-			if (ss == 0)
-				avail = 4 * q0;
-			else if (rs > ss - 1)
-				avail = len;
-			else if (rs == ss - 1)
-				avail = 4 * rdone;
-			else
-				avail = 0;
-			if (avail > sbytes) {
-				k = send(sfd, (char *)(buf + ring_off(&g, b)) + sbytes,
-					 avail - sbytes, MSG_DONTWAIT | MSG_NOSIGNAL);
-				if (k > 0) {
-					sbytes += (size_t)k;
-					o->moved += (uint64_t)k;
-					progress = true;
-					if (sbytes == len) {
-						ss++;
-						sbytes = 0;
-					}
-				} else if (k < 0 && op_again(errno)) {
-					want_out = true;
-				} else {
-					return op_send_error(o, succ, errno);
-				}
-			}
-		}
-
-		/* receive into the staging block (reduce-scatter) or in place */
-		if (rs < nseg) {
-			int b = ring_recv_block(&g, rs);
-			size_t lenf = ring_len(&g, b), len = 4 * lenf;
-			bool rsc = rs < g.N - 1;
-			float *dst = buf + ring_off(&g, b);
-
-			if (rbytes < len) {
-				char *to = rsc ? (char *)c->stage : (char *)dst;
-
-				k = recv(rfd, to + rbytes,
-					 op_min(len - rbytes, 4 * chunk),
-					 MSG_DONTWAIT);
-				if (k > 0) {
-					rbytes += (size_t)k;
-					o->moved += (uint64_t)k;
-					o->rx_done += (uint64_t)k;
-					progress = true;
-				} else if (k < 0 && op_again(errno)) {
-					want_in = true;
-				} else {
-					return op_recv_error(o, pred, k, errno);
-				}
-			}
-			if (rsc) {
-				/* reduce one complete chunk: B = Q(B + received) */
-				size_t got = rbytes / 4;
-
-				if (rdone < lenf &&
-				    (got - rdone >= chunk || got == lenf)) {
-					size_t cnt = op_min(chunk, got - rdone), i;
-					float *x = dst + rdone;
-					const float *y = c->stage + rdone;
-
-					for (i = 0; i < cnt; i++)
-						x[i] = x[i] + y[i];
-					ret = c->codec.wire_q && rs < g.N - 2 ? 0 :
-					      op_quantise(c, x, cnt);
-					if (ret)
-						return ret;
-					rdone += cnt;
-					progress = true;
-				}
-			} else {
-				rdone = rbytes / 4;
-			}
-			if (rbytes == len && rdone == lenf) {
-				rs++;
-				rbytes = rdone = 0;
-			}
-		}
-
-		if (progress) {
+		rr.progress = rr.want_in = rr.want_out = false;
+		while (rr.ss < rr.nseg &&
+		       !ring_len(&rr.g, ring_send_block(&rr.g, rr.ss)))
+			rr.ss++;
+		while (rr.rs < rr.nseg &&
+		       !ring_len(&rr.g, ring_recv_block(&rr.g, rr.rs)))
+			rr.rs++;
+		if (rr.ss == rr.nseg && rr.rs == rr.nseg)
+			return 0;
+		ret = ring_quantise_own(&rr);
+		if (!ret && rr.ss < rr.nseg && !c->fault.send_shut)
+			ret = ring_send(&rr);
+		if (!ret && rr.rs < rr.nseg)
+			ret = ring_recv(&rr);
+		if (ret)
+			return ret;
+		if (rr.progress) {
 			o->last = coll_now_ms();
-			ret = op_fault(o, sfd);
-			if (ret)
-				return ret;
-			continue;
+			ret = op_fault(o, rr.sfd);
+		} else {
+			ret = ring_wait(&rr);
 		}
-		if (want_out)
-			pfd[np++] = (struct pollfd){ .fd = sfd, .events = POLLOUT };
-		if (want_in)
-			pfd[np++] = (struct pollfd){ .fd = rfd, .events = POLLIN };
-		if (want_in)
-			snprintf(what, sizeof(what),
-				 "waiting for data from rank %d", pred);
-		else if (want_out)
-			snprintf(what, sizeof(what),
-				 "sending to rank %d (it stopped reading)", succ);
-		else
-			snprintf(what, sizeof(what), "in the ring");
-		ret = op_poll(o, pfd, np, what);
 		if (ret)
 			return ret;
 	}
-	return 0;
 }
 
 int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
