@@ -584,128 +584,154 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
  * add chunk by chunk in rank order (((g0 + q1) + q2) + ...) once every
  * worker's chunk is in, send the sums back to everyone.
  */
+/* Rank 0's side of one worker-aggregator allreduce in progress. */
+struct ps_run {
+	struct incnn_comm *c;
+	struct op_ctx *o;
+	float *buf;
+	size_t n, total, chunk;
+	size_t W;		/* floats per worker in the staging ring */
+	size_t F;		/* floats reduced (the sum, ready to send) */
+	size_t *rb, *sb;	/* per worker: bytes received, sent */
+	struct pollfd *pfd;
+	int N, np, lag;
+	bool progress, all_sent;
+};
+
+/* Receive from worker @w into its staging ring; send it the sum so far. */
+static int ps_worker_io(struct ps_run *pr, int w)
+{
+	struct incnn_comm *c = pr->c;
+	float *ring = c->stage + pr->W * (size_t)(w - 1);
+	size_t limit = 4 * op_min(pr->n, pr->F + pr->W);
+	int fd = c->link.ps_fds[w];
+	short ev = 0;
+	ssize_t k;
+
+	if (pr->rb[w] < limit) {
+		size_t pos = pr->rb[w] % (4 * pr->W);
+		size_t len = op_min(limit - pr->rb[w], 4 * pr->W - pos);
+
+		k = recv(fd, (char *)ring + pos, len, MSG_DONTWAIT);
+		if (k > 0) {
+			pr->rb[w] += (size_t)k;
+			pr->o->moved += (uint64_t)k;
+			pr->o->rx_done += (uint64_t)k;
+			pr->progress = true;
+		} else if (k < 0 && op_again(errno)) {
+			ev |= POLLIN;
+			if (pr->lag < 0 || pr->rb[w] < pr->rb[pr->lag])
+				pr->lag = w;
+		} else {
+			return op_recv_error(pr->o, w, k, errno);
+		}
+	}
+	if (pr->sb[w] < 4 * pr->F) {
+		k = send(fd, (char *)pr->buf + pr->sb[w], 4 * pr->F - pr->sb[w],
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k > 0) {
+			pr->sb[w] += (size_t)k;
+			pr->o->moved += (uint64_t)k;
+			pr->progress = true;
+		} else if (k < 0 && op_again(errno)) {
+			ev |= POLLOUT;
+		} else {
+			return op_send_error(pr->o, w, errno);
+		}
+	}
+	if (pr->sb[w] < pr->total)
+		pr->all_sent = false;
+	if (ev)
+		pr->pfd[pr->np++] = (struct pollfd){ .fd = fd, .events = ev };
+	return 0;
+}
+
+/* Reduce the next chunk once every worker's copy is in. */
+static void ps_reduce(struct ps_run *pr)
+{
+	size_t cnt = op_min(pr->chunk, pr->n - pr->F), i;
+	float *x = pr->buf + pr->F;
+	int w;
+
+	for (w = 1; w < pr->N; w++)
+		if (pr->rb[w] < 4 * (pr->F + cnt))
+			return;
+	for (w = 1; w < pr->N; w++) {
+		const float *y = pr->c->stage + pr->W * (size_t)(w - 1) +
+				 pr->F % pr->W;
+
+		for (i = 0; i < cnt; i++)
+			x[i] = x[i] + y[i];
+	}
+	pr->F += cnt;
+	pr->progress = true;
+}
+
+static int ps_root_loop(struct ps_run *pr)
+{
+	char what[96];
+	int ret, w;
+
+	for (;;) {
+		pr->progress = false;
+		pr->all_sent = true;
+		pr->np = 0;
+		pr->lag = -1;
+		for (w = 1; w < pr->N; w++) {
+			ret = ps_worker_io(pr, w);
+			if (ret)
+				return ret;
+		}
+		if (pr->F == pr->n && pr->all_sent)
+			return 0;
+		if (pr->F < pr->n)
+			ps_reduce(pr);
+		if (pr->progress) {
+			pr->o->last = coll_now_ms();
+			ret = op_fault(pr->o, -1);
+		} else {
+			if (pr->lag > 0)
+				snprintf(what, sizeof(what),
+					 "waiting for data from rank %d",
+					 pr->lag);
+			else
+				snprintf(what, sizeof(what),
+					 "sending the sum to the workers");
+			ret = op_poll(pr->o, pr->pfd, pr->np, what);
+		}
+		if (ret)
+			return ret;
+	}
+}
+
 static int op_ps_root(struct incnn_comm *c, float *buf, size_t n,
 		      struct op_ctx *o)
 {
-	const int N = c->world;
-	const size_t total = 4 * n, chunk = c->chunk;
-	size_t W = 4 * chunk, F = 0, *rb = NULL, *sb = NULL;
-	struct pollfd *pfd = NULL;
-	int ret = 0, w;
-	char what[96];
+	struct ps_run pr = { .c = c, .o = o, .buf = buf, .n = n,
+			     .total = 4 * n, .chunk = c->chunk,
+			     .W = 4 * c->chunk, .N = c->world };
+	size_t whole = (n + pr.chunk - 1) / pr.chunk * pr.chunk;
+	int ret;
 
 	/* a multiple of the chunk, so that no chunk wraps; no more than n */
-	if (W > (n + chunk - 1) / chunk * chunk)
-		W = (n + chunk - 1) / chunk * chunk;
-	if (!W)
-		W = chunk;
-	ret = op_stage(c, W * (size_t)(N - 1));
+	if (pr.W > whole)
+		pr.W = whole;
+	if (!pr.W)
+		pr.W = pr.chunk;
+	ret = op_stage(c, pr.W * (size_t)(pr.N - 1));
 	if (ret)
 		return ret;
-	rb = calloc((size_t)N, sizeof(*rb));
-	sb = calloc((size_t)N, sizeof(*sb));
-	pfd = calloc((size_t)N + 1, sizeof(*pfd));
-	if (!rb || !sb || !pfd) {
+	pr.rb = calloc((size_t)pr.N, sizeof(*pr.rb));
+	pr.sb = calloc((size_t)pr.N, sizeof(*pr.sb));
+	pr.pfd = calloc((size_t)pr.N + 1, sizeof(*pr.pfd));
+	if (!pr.rb || !pr.sb || !pr.pfd)
 		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-		goto out;
-	}
-	o->rx_total = total * (uint64_t)(N - 1);
-
-	for (;;) {
-		bool progress = false, all_sent = true;
-		int np = 0, lag = -1;
-
-		for (w = 1; w < N; w++) {
-			float *ring = c->stage + W * (size_t)(w - 1);
-			size_t limit = 4 * op_min(n, F + W);
-			short ev = 0;
-			ssize_t k;
-
-			if (rb[w] < limit) {
-				size_t pos = rb[w] % (4 * W);
-				size_t len = op_min(limit - rb[w], 4 * W - pos);
-
-				k = recv(c->link.ps_fds[w], (char *)ring + pos, len,
-					 MSG_DONTWAIT);
-				if (k > 0) {
-					rb[w] += (size_t)k;
-					o->moved += (uint64_t)k;
-					o->rx_done += (uint64_t)k;
-					progress = true;
-				} else if (k < 0 && op_again(errno)) {
-					ev |= POLLIN;
-					if (lag < 0 || rb[w] < rb[lag])
-						lag = w;
-				} else {
-					ret = op_recv_error(o, w, k, errno);
-					goto out;
-				}
-			}
-			if (sb[w] < 4 * F) {
-				k = send(c->link.ps_fds[w], (char *)buf + sb[w],
-					 4 * F - sb[w], MSG_DONTWAIT | MSG_NOSIGNAL);
-				if (k > 0) {
-					sb[w] += (size_t)k;
-					o->moved += (uint64_t)k;
-					progress = true;
-				} else if (k < 0 && op_again(errno)) {
-					ev |= POLLOUT;
-				} else {
-					ret = op_send_error(o, w, errno);
-					goto out;
-				}
-			}
-			if (sb[w] < total)
-				all_sent = false;
-			if (ev)
-				pfd[np++] = (struct pollfd){ .fd = c->link.ps_fds[w],
-							     .events = ev };
-		}
-		if (F == n && all_sent)
-			break;
-
-		/* reduce the next chunk once every worker's copy is in */
-		if (F < n) {
-			size_t cnt = op_min(chunk, n - F), i;
-			bool ready = true;
-
-			for (w = 1; w < N && ready; w++)
-				ready = rb[w] >= 4 * (F + cnt);
-			if (ready) {
-				float *x = buf + F;
-
-				for (w = 1; w < N; w++) {
-					const float *y = c->stage +
-						W * (size_t)(w - 1) + F % W;
-
-					for (i = 0; i < cnt; i++)
-						x[i] = x[i] + y[i];
-				}
-				F += cnt;
-				progress = true;
-			}
-		}
-		if (progress) {
-			o->last = coll_now_ms();
-			ret = op_fault(o, -1);
-			if (ret)
-				goto out;
-			continue;
-		}
-		if (lag > 0)
-			snprintf(what, sizeof(what),
-				 "waiting for data from rank %d", lag);
-		else
-			snprintf(what, sizeof(what),
-				 "sending the sum to the workers");
-		ret = op_poll(o, pfd, np, what);
-		if (ret)
-			goto out;
-	}
-out:
-	free(rb);
-	free(sb);
-	free(pfd);
+	o->rx_total = pr.total * (uint64_t)(pr.N - 1);
+	if (!ret)
+		ret = ps_root_loop(&pr);
+	free(pr.rb);
+	free(pr.sb);
+	free(pr.pfd);
 	return ret;
 }
 
