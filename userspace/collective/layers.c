@@ -141,6 +141,151 @@ static int ly_check(struct incnn_comm *c, const struct incnn_layer *layers,
 	return 0;
 }
 
+/* MG-WFBP's cost model: the caller's, or probed. */
+static int ly_cost(struct incnn_comm *c, enum incnn_sched s,
+		   const struct incnn_layers_opts *o, double *a, double *b)
+{
+	*a = *b = 0;
+	if (s != INCNN_SCHED_MGWFBP)
+		return 0;
+	if (o->have_cost) {
+		*a = o->alpha;
+		*b = o->beta;
+		return 0;
+	}
+	return incnn_comm_probe_cost(c, o->ps, a, b);
+}
+
+/* The plan's digest, which every rank must share; *@stage_n: floats of
+ * the largest bucket of several layers. */
+static uint64_t ly_plan_hash(enum incnn_sched s,
+			     const struct incnn_plan_layer *pl, size_t L,
+			     const struct incnn_layers_opts *o, double a,
+			     double b, uint64_t bucket_bytes,
+			     const struct incnn_bucket *bk, size_t nb,
+			     uint64_t *stage_n)
+{
+	uint64_t h = ly_hash_u64(0xcbf29ce484222325ull, (uint64_t)s);
+	size_t i;
+
+	h = ly_hash_u64(h, L);
+	for (i = 0; i < L; i++)
+		h = ly_hash_u64(h, pl[i].count);
+	h = ly_hash_u64(h, o->ps);
+	h = ly_hash_double(h, a);
+	h = ly_hash_double(h, b);
+	h = ly_hash_u64(h, s == INCNN_SCHED_FIXED ? bucket_bytes : 0);
+	h = ly_hash_u64(h, nb);
+	*stage_n = 0;
+	for (i = 0; i < nb; i++) {
+		h = ly_hash_u64(h, bk[i].first);
+		h = ly_hash_u64(h, bk[i].nlayers);
+		if (bk[i].nlayers > 1 && bk[i].count > *stage_n)
+			*stage_n = bk[i].count;
+	}
+	return h;
+}
+
+/* The packing buffer, kept in the communicator: no page faults per call */
+static int ly_stage_reserve(struct incnn_comm *c, uint64_t stage_n)
+{
+	if (stage_n <= c->wfbp.stage_cap)
+		return 0;
+	free(c->wfbp.stage);
+	c->wfbp.stage = malloc(stage_n * sizeof(float));
+	c->wfbp.stage_cap = c->wfbp.stage ? stage_n : 0;
+	if (!c->wfbp.stage)
+		return incnn_coll_fail(c, -ENOMEM, false,
+				       "out of memory (%llu staging floats)",
+				       (unsigned long long)stage_n);
+	return 0;
+}
+
+/* Copy the bucket's layers into @stage (@in) or back out of it. */
+static void ly_pack(const struct incnn_layer *layers,
+		    const struct incnn_bucket *q, float *stage, bool in)
+{
+	size_t off = 0, i;
+
+	for (i = q->first; i < q->first + q->nlayers; i++) {
+		if (layers[i].count) {
+			if (in)
+				memcpy(stage + off, layers[i].grad,
+				       layers[i].count * sizeof(float));
+			else
+				memcpy(layers[i].grad, stage + off,
+				       layers[i].count * sizeof(float));
+		}
+		off += layers[i].count;
+	}
+}
+
+/* Allreduce one bucket (packed when it has several layers). */
+static int ly_bucket(struct incnn_comm *c, const struct incnn_layer *layers,
+		     const struct incnn_bucket *q, bool ps)
+{
+	float *buf = c->wfbp.stage;
+	int ret;
+
+	if (q->nlayers == 1)
+		buf = layers[q->first].grad;
+	else
+		ly_pack(layers, q, buf, true);
+	ret = ps ? incnn_allreduce_ps(c, buf, q->count) :
+	      incnn_allreduce(c, buf, q->count);
+	if (!ret && q->nlayers > 1)
+		ly_pack(layers, q, buf, false);
+	return ret;
+}
+
+/* Plan the buckets (@pl, @bk: L entries) and agree on the plan. */
+static int ly_plan_agree(struct incnn_comm *c,
+			 const struct incnn_layer *layers, size_t L,
+			 enum incnn_sched s, const struct incnn_layers_opts *o,
+			 double a, double b, struct incnn_plan_layer *pl,
+			 struct incnn_bucket *bk, size_t *nb)
+{
+	uint64_t bucket_bytes = o->bucket_bytes ? o->bucket_bytes :
+				INCNN_WFBP_DEFAULT_BUCKET_BYTES, stage_n;
+	struct ly_digest dg;
+	size_t i;
+	int ret;
+
+	/* a bucket never starts before its latest layer: running maximum */
+	for (i = 0; i < L; i++) {
+		pl[i].count = layers[i].count;
+		pl[i].ready = i && pl[i - 1].ready > layers[i].ready ?
+			      pl[i - 1].ready : layers[i].ready;
+	}
+	ret = incnn_plan(pl, L, s, a, b, bucket_bytes, bk, nb);
+	if (ret)
+		return incnn_coll_fail(c, ret, false,
+				       "incnn_allreduce_layers: cannot plan (%s)",
+				       strerror(-ret));
+	dg.hash = ly_plan_hash(s, pl, L, o, a, b, bucket_bytes, bk, *nb,
+			       &stage_n);
+	dg.nbuckets = *nb;
+	ret = ly_agree(c, &dg);
+	return ret ? ret : ly_stage_reserve(c, stage_n);
+}
+
+static void ly_stat(struct incnn_layers_stats *stats, size_t k,
+		    const struct incnn_bucket *q, double ready, double start,
+		    double end)
+{
+	struct incnn_bucket_stat *st;
+
+	if (!stats || !stats->bucket || k >= stats->cap)
+		return;
+	st = &stats->bucket[k];
+	st->first = q->first;
+	st->nlayers = q->nlayers;
+	st->count = q->count;
+	st->ready = ready;
+	st->start = start;
+	st->end = end;
+}
+
 int incnn_allreduce_layers(struct incnn_comm *c,
 			   const struct incnn_layer *layers, size_t L,
 			   enum incnn_sched s,
@@ -150,11 +295,8 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 	struct incnn_layers_opts o;
 	struct incnn_plan_layer *pl = NULL;
 	struct incnn_bucket *bk = NULL;
-	struct ly_digest dg;
 	double t0 = ly_now(), a = 0, b = 0, comm = 0;
-	uint64_t bucket_bytes, h, stage_n = 0;
-	size_t nb = 0, i, k;
-	float *stage = NULL;
+	size_t nb = 0, k;
 	int ret;
 
 	if (!c)
@@ -168,124 +310,34 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 	if (stats)
 		stats->nbuckets = 0;
 	ret = ly_check(c, layers, L, s, &o);
+	if (!ret)
+		ret = ly_cost(c, s, &o, &a, &b);
 	if (ret)
 		return ret;
-	bucket_bytes = o.bucket_bytes ? o.bucket_bytes :
-		       INCNN_WFBP_DEFAULT_BUCKET_BYTES;
-	if (s == INCNN_SCHED_MGWFBP) {
-		if (o.have_cost) {
-			a = o.alpha;
-			b = o.beta;
-		} else {
-			ret = incnn_comm_probe_cost(c, o.ps, &a, &b);
-			if (ret)
-				return ret;
-		}
-	}
-
 	pl = malloc((L ? L : 1) * sizeof(*pl));
 	bk = malloc((L ? L : 1) * sizeof(*bk));
-	if (!pl || !bk) {
+	if (!pl || !bk)
 		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-		goto out;
-	}
-	/* a bucket never starts before its latest layer: running maximum */
-	for (i = 0; i < L; i++) {
-		pl[i].count = layers[i].count;
-		pl[i].ready = i && pl[i - 1].ready > layers[i].ready ?
-			      pl[i - 1].ready : layers[i].ready;
-	}
-	ret = incnn_plan(pl, L, s, a, b, bucket_bytes, bk, &nb);
-	if (ret) {
-		ret = incnn_coll_fail(c, ret, false,
-				      "incnn_allreduce_layers: cannot plan (%s)",
-				      strerror(-ret));
-		goto out;
-	}
-
-	/* every rank must have made the same plan */
-	h = ly_hash_u64(0xcbf29ce484222325ull, (uint64_t)s);
-	h = ly_hash_u64(h, L);
-	for (i = 0; i < L; i++)
-		h = ly_hash_u64(h, pl[i].count);
-	h = ly_hash_u64(h, o.ps);
-	h = ly_hash_double(h, a);
-	h = ly_hash_double(h, b);
-	h = ly_hash_u64(h, s == INCNN_SCHED_FIXED ? bucket_bytes : 0);
-	h = ly_hash_u64(h, nb);
-	for (k = 0; k < nb; k++) {
-		h = ly_hash_u64(h, bk[k].first);
-		h = ly_hash_u64(h, bk[k].nlayers);
-		if (bk[k].nlayers > 1 && bk[k].count > stage_n)
-			stage_n = bk[k].count;
-	}
-	dg.hash = h;
-	dg.nbuckets = nb;
-	ret = ly_agree(c, &dg);
-	if (ret)
-		goto out;
-
-	if (stage_n > c->wfbp.stage_cap) {
-		/* kept in the communicator: no page faults every call */
-		free(c->wfbp.stage);
-		c->wfbp.stage = malloc(stage_n * sizeof(float));
-		c->wfbp.stage_cap = c->wfbp.stage ? stage_n : 0;
-		if (!c->wfbp.stage) {
-			ret = incnn_coll_fail(c, -ENOMEM, false,
-					      "out of memory (%llu staging floats)",
-					      (unsigned long long)stage_n);
-			goto out;
-		}
-	}
-	stage = c->wfbp.stage;
-	if (stats) {
+	if (!ret)
+		ret = ly_plan_agree(c, layers, L, s, &o, a, b, pl, bk, &nb);
+	if (!ret && stats) {
 		stats->nbuckets = nb;
 		stats->alpha = a;
 		stats->beta = b;
 	}
-	for (k = 0; k < nb; k++) {
+	for (k = 0; !ret && k < nb; k++) {
 		const struct incnn_bucket *q = &bk[k];
 		double ready = pl[q->first + q->nlayers - 1].ready, t1, t2;
-		float *buf = stage;
-		size_t off;
 
 		ly_sleep_until(t0 + ready);
 		t1 = ly_now();
-		if (q->nlayers == 1) {
-			buf = layers[q->first].grad;
-		} else {
-			for (off = 0, i = q->first; i < q->first + q->nlayers; i++) {
-				if (layers[i].count)
-					memcpy(stage + off, layers[i].grad,
-					       layers[i].count * sizeof(float));
-				off += layers[i].count;
-			}
-		}
-		ret = o.ps ? incnn_allreduce_ps(c, buf, q->count) :
-		      incnn_allreduce(c, buf, q->count);
+		ret = ly_bucket(c, layers, q, o.ps);
 		if (ret)
-			goto out;
-		if (q->nlayers > 1)
-			for (off = 0, i = q->first; i < q->first + q->nlayers; i++) {
-				if (layers[i].count)
-					memcpy(layers[i].grad, stage + off,
-					       layers[i].count * sizeof(float));
-				off += layers[i].count;
-			}
+			break;
 		t2 = ly_now();
 		comm += t2 - t1;
-		if (stats && stats->bucket && k < stats->cap) {
-			struct incnn_bucket_stat *st = &stats->bucket[k];
-
-			st->first = q->first;
-			st->nlayers = q->nlayers;
-			st->count = q->count;
-			st->ready = ready;
-			st->start = t1 - t0;
-			st->end = t2 - t0;
-		}
+		ly_stat(stats, k, q, ready, t1 - t0, t2 - t0);
 	}
-out:
 	if (stats) {
 		stats->total = ly_now() - t0;
 		stats->comm = comm;
