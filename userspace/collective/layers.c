@@ -351,37 +351,22 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 
 #define LY_PROBE_REPS	3
 
-int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
-			  double *b_out)
+static const size_t ly_probe_sizes[] = { 4096, 65536, 1 << 20, 4 << 20 };
+#define LY_NPROBE	(sizeof(ly_probe_sizes) / sizeof(ly_probe_sizes[0]))
+
+/* The best of LY_PROBE_REPS times of each probe size into @best. */
+static int ly_probe_times(struct incnn_comm *c, bool ps, double *best)
 {
-	static const size_t sizes[] = { 4096, 65536, 1 << 20, 4 << 20 };
-	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
-	double best[sizeof(sizes) / sizeof(sizes[0])], mine[2], *all = NULL;
-	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, den;
-	size_t i, j, n = sizes[ns - 1] / 4;
-	float *buf;
+	size_t i, j, n = ly_probe_sizes[LY_NPROBE - 1] / 4;
+	float *buf = malloc(n * sizeof(float));
 	int ret = 0;
 
-	if (!c)
-		return -EINVAL;
-	if (c->err)
-		return c->err;
-	if (c->wfbp.cost_known[ps]) {
-		*a_out = c->wfbp.cost_a[ps];
-		*b_out = c->wfbp.cost_b[ps];
-		return 0;
-	}
-	buf = malloc(n * sizeof(float));
-	all = calloc((size_t)c->world, sizeof(mine));
-	if (!buf || !all) {
-		free(buf);
-		free(all);
+	if (!buf)
 		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-	}
-	for (i = 0; i < ns && !ret; i++) {
+	for (i = 0; i < LY_NPROBE && !ret; i++) {
 		best[i] = INFINITY;
 		for (j = 0; j < LY_PROBE_REPS && !ret; j++) {
-			size_t k, m = sizes[i] / 4;
+			size_t k, m = ly_probe_sizes[i] / 4;
 			double t;
 
 			for (k = 0; k < m; k++)
@@ -398,17 +383,20 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 		}
 	}
 	free(buf);
-	if (ret) {
-		free(all);
-		return ret;
-	}
-	/*
-	 * least squares t = a + b x, relative (weights 1/t^2, so that the
-	 * small sizes, which carry a, count as much as the large ones),
-	 * clamped to a, b >= 0
-	 */
-	for (i = 0; i < ns; i++) {
-		double x = (double)sizes[i];
+	return ret;
+}
+
+/*
+ * Least squares t = a + b x, relative (weights 1/t^2, so that the small
+ * sizes, which carry a, count as much as the large ones), clamped to
+ * a, b >= 0.
+ */
+static void ly_fit(const double *best, double *a_out, double *b_out)
+{
+	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, den;
+
+	for (size_t i = 0; i < LY_NPROBE; i++) {
+		double x = (double)ly_probe_sizes[i];
 		double w = best[i] > 0 ? 1 / (best[i] * best[i]) : 1;
 
 		sw += w;
@@ -428,9 +416,34 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 		a = 0;
 		b = sxx > 0 ? sxy / sxx : 0;
 	}
-	mine[0] = a;
-	mine[1] = b;
-	ret = incnn_comm_allgather_meta(c, mine, sizeof(mine), all);
+	*a_out = a;
+	*b_out = b;
+}
+
+int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
+			  double *b_out)
+{
+	double best[LY_NPROBE], mine[2], *all;
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	if (c->wfbp.cost_known[ps]) {
+		*a_out = c->wfbp.cost_a[ps];
+		*b_out = c->wfbp.cost_b[ps];
+		return 0;
+	}
+	all = calloc((size_t)c->world, sizeof(mine));
+	if (!all)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	ret = ly_probe_times(c, ps, best);
+	if (!ret) {
+		/* every rank uses rank 0's fit */
+		ly_fit(best, &mine[0], &mine[1]);
+		ret = incnn_comm_allgather_meta(c, mine, sizeof(mine), all);
+	}
 	if (!ret) {
 		c->wfbp.cost_a[ps] = all[0];
 		c->wfbp.cost_b[ps] = all[1];

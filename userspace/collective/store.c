@@ -632,42 +632,99 @@ static bool srv_drained(struct coll_server *s)
 	       coll_now_ms() >= s->min_told + SRV_LINGER_MS;
 }
 
+/*
+ * How long the next poll may wait (-1: forever), after failing the
+ * rendezvous at its deadline; -2 when the thread should end (stopping,
+ * and drained or past the stop deadline).
+ */
+static int srv_timeout(struct coll_server *s)
+{
+	int timeout = -1, left;
+
+	if (s->phase == SRV_REGISTER) {
+		char missing[160];
+
+		timeout = coll_left_ms(s->reg_deadline);
+		if (timeout == 0) {
+			srv_missing(s, missing, sizeof(missing));
+			srv_fail(s, ETIMEDOUT,
+				 "timed out after %d ms waiting for the other ranks to join the store%s",
+				 s->init_timeout_ms, missing);
+			timeout = -1;
+		}
+	}
+	if (!atomic_load(&s->stopping))
+		return timeout;
+	if (srv_drained(s))
+		return -2;
+	left = coll_left_ms(atomic_load(&s->stop_deadline));
+	if (left == 0)
+		return -2;
+	if (timeout < 0 || left < timeout)
+		timeout = left;
+	if (s->linger && timeout > 100)
+		timeout = 100;	/* re-check the linger */
+	return timeout;
+}
+
+/* The wake pipe, the listener, then one entry per client (s->cl order). */
+static size_t srv_pollset(struct coll_server *s, struct pollfd *pfd)
+{
+	size_t i, n = 0;
+
+	pfd[n++] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+	for (i = 0; i < s->ncl; i++) {
+		struct srv_client *c = s->cl[i];
+
+		pfd[n++] = (struct pollfd){
+			.fd = c->fd,
+			.events = POLLIN |
+				(c->out.off < c->out.len ? POLLOUT : 0),
+		};
+	}
+	return n;
+}
+
+static void srv_serve(struct coll_server *s, const struct pollfd *pfd,
+		      size_t n)
+{
+	size_t i;
+
+	if (pfd[0].revents) {
+		char b[16];
+
+		while (read(s->wake[0], b, sizeof(b)) > 0)
+			;
+	}
+	/* clients first: pfd[2 + i] belongs to s->cl[i] */
+	for (i = 0; i + 2 < n; i++) {
+		struct srv_client *c = s->cl[i];
+		short re = pfd[2 + i].revents;
+
+		if (c->dead)
+			continue;
+		if ((re & POLLOUT) && incnn_coll_buf_flush(c->fd, &c->out))
+			srv_gone(s, c);
+		if (re & (POLLIN | POLLHUP | POLLERR))
+			srv_read(s, c);
+	}
+	if (pfd[1].revents & POLLIN)
+		srv_accept(s);
+	srv_remove_dead(s);
+}
+
 static void *srv_thread(void *arg)
 {
 	struct coll_server *s = arg;
 	struct pollfd *pfd = NULL;
-	size_t cap = 0;
+	size_t cap = 0, n;
+	int timeout;
 
 	for (;;) {
-		size_t i, n = 0;
-		int timeout = -1;
-		bool stopping = atomic_load(&s->stopping);
-
-		if (s->phase == SRV_REGISTER) {
-			char missing[160];
-
-			timeout = coll_left_ms(s->reg_deadline);
-			if (timeout == 0) {
-				srv_missing(s, missing, sizeof(missing));
-				srv_fail(s, ETIMEDOUT,
-					 "timed out after %d ms waiting for the other ranks to join the store%s",
-					 s->init_timeout_ms, missing);
-				timeout = -1;
-			}
-		}
-		if (stopping) {
-			int left;
-
-			if (srv_drained(s))
-				break;
-			left = coll_left_ms(atomic_load(&s->stop_deadline));
-			if (left == 0)
-				break;
-			if (timeout < 0 || left < timeout)
-				timeout = left;
-			if (s->linger && timeout > 100)
-				timeout = 100;	/* re-check the linger */
-		}
+		timeout = srv_timeout(s);
+		if (timeout == -2)
+			break;
 		if (cap < s->ncl + 2) {
 			struct pollfd *np = realloc(pfd, (s->ncl + 2) *
 						    sizeof(*pfd));
@@ -679,44 +736,13 @@ static void *srv_thread(void *arg)
 			pfd = np;
 			cap = s->ncl + 2;
 		}
-		pfd[n++] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
-		for (i = 0; i < s->ncl; i++) {
-			struct srv_client *c = s->cl[i];
-
-			pfd[n++] = (struct pollfd){
-				.fd = c->fd,
-				.events = POLLIN |
-					(c->out.off < c->out.len ? POLLOUT : 0),
-			};
-		}
+		n = srv_pollset(s, pfd);
 		if (poll(pfd, n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (pfd[0].revents) {
-			char b[16];
-
-			while (read(s->wake[0], b, sizeof(b)) > 0)
-				;
-		}
-		/* clients first: pfd[2 + i] belongs to s->cl[i] */
-		for (i = 0; i + 2 < n; i++) {
-			struct srv_client *c = s->cl[i];
-			short re = pfd[2 + i].revents;
-
-			if (c->dead)
-				continue;
-			if ((re & POLLOUT) &&
-			    incnn_coll_buf_flush(c->fd, &c->out))
-				srv_gone(s, c);
-			if (re & (POLLIN | POLLHUP | POLLERR))
-				srv_read(s, c);
-		}
-		if (pfd[1].revents & POLLIN)
-			srv_accept(s);
-		srv_remove_dead(s);
+		srv_serve(s, pfd, n);
 	}
 	free(pfd);
 	return NULL;
