@@ -157,14 +157,8 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_args(struct ar_opts *o, int argc, char **argv)
+static void opts_init(struct ar_opts *o)
 {
-	const char *bits = NULL, *sched = NULL;
-	struct incnn_model *model;
-	uint64_t v;
-	long l;
-	int c, d, r;
-
 	memset(o, 0, sizeof(*o));
 	o->minb = 4096;
 	o->maxb = 64 << 20;
@@ -179,97 +173,153 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	o->seed = 1;
 	o->sched = -1;
 	o->bucket_bytes = INCNN_WFBP_DEFAULT_BUCKET_BYTES;
+}
+
+/* The size sweep's and the data's options: 0, an exit status, or -1
+ * when @c is not one of them. */
+static int sweep_opt(struct ar_opts *o, int c, const char *arg)
+{
+	uint64_t v;
+	long l;
+	int d;
+
+	switch (c) {
+	case 'b':
+	case 'e':
+		if (tu_parse_u64(arg, &v) || v > (1ull << 34))
+			return usage_err("-%c %s: must be a size in bytes up to 16G",
+					 c, arg);
+		*(c == 'b' ? &o->minb : &o->maxb) = v;
+		return 0;
+	case 'f':
+		if (tu_parse_u64(arg, &v) || v < 2 || v > 1024)
+			return usage_err("-f %s: must be 2..1024", arg);
+		o->factor = v;
+		return 0;
+	case 'i':
+	case 'w':
+		if (tu_parse_long(arg, c == 'i' ? 1 : 0, 100000, &l))
+			return usage_err("-%c %s: must be %d..100000", c, arg,
+					 c == 'i' ? 1 : 0);
+		*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
+		return 0;
+	case OPT_CHUNK:
+		if (tu_parse_u64(arg, &v) || v < 4 || v > (1u << 30))
+			return usage_err("--chunk %s: must be 4..1G bytes", arg);
+		o->chunk = v;
+		return 0;
+	case OPT_DIST:
+		d = incnn_dist_parse(arg);
+		if (d < 0 || d == INCNN_DIST_BITS)
+			return usage_err("--dist %s: must be laplace, normal, uniform or loguniform",
+					 arg);
+		o->dist = d;
+		return 0;
+	case OPT_SCALE:
+		if (tu_parse_double(arg, &o->scale) || !(o->scale > 0) ||
+		    o->scale > 1e30)
+			return usage_err("--scale %s: must be a positive number",
+					 arg);
+		return 0;
+	case OPT_SEED:
+		if (tu_parse_u64(arg, &o->seed))
+			return usage_err("--seed %s: must be a non-negative integer",
+					 arg);
+		return 0;
+	}
+	return -1;
+}
+
+/* --model and what goes with it: as sweep_opt(). */
+static int model_opt(struct ar_opts *o, int c, const char *arg,
+		     const char **sched)
+{
+	struct incnn_model *model;
+	double mb;
+
+	switch (c) {
+	case 'm':
+		if (incnn_model_build(arg, &model))
+			return usage_err("--model %s: must be alexnet, vgg16, resnet50 or googlenet",
+					 arg);
+		incnn_model_free(model);
+		o->model = arg;
+		return 0;
+	case 's':
+		*sched = arg;
+		return 0;
+	case OPT_BACKWARD:
+		if (tu_parse_double(arg, &o->backward_ms) ||
+		    !(o->backward_ms >= 0) || o->backward_ms > 1e6)
+			return usage_err("--backward-ms %s: must be 0..1e6", arg);
+		return 0;
+	case OPT_BUCKET:
+		if (tu_parse_double(arg, &mb) || !(mb * 1048576 >= 1) ||
+		    mb > 1048576)
+			return usage_err("--bucket-mb %s: must be a positive size in MiB",
+					 arg);
+		o->bucket_bytes = (uint64_t)ceil(mb * 1048576);
+		return 0;
+	}
+	return -1;
+}
+
+/* --codec, --bound and --bits together. */
+static int codec_args(struct ar_opts *o, const char *bits)
+{
+	char names[64], range[32];
+
+	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
+	    strcmp(o->co.codec_name, "none")) {
+		o->codec = incnn_codec_find(o->co.codec_name);
+		tu_codec_names(names, sizeof(names));
+		if (!o->codec)
+			return usage_err("--codec %s: unknown codec (%s, auto, none)",
+					 o->co.codec_name, names);
+		o->param = o->codec->param.def;
+	}
+	if (o->co.bound &&
+	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
+		return TU_EXIT_USAGE;
+	if (!bits)
+		return 0;
+	if (!o->codec || !tu_codec_takes_bits(o->codec))
+		return usage_err("--bits needs --codec trunc");
+	if (incnn_codec_param_parse(&o->codec->param, bits, &o->param))
+		return usage_err("--bits %s: must be %s", bits,
+				 incnn_codec_param_range(&o->codec->param,
+							 range, sizeof(range)));
+	return 0;
+}
+
+static int parse_args(struct ar_opts *o, int argc, char **argv)
+{
+	const char *bits = NULL, *sched = NULL;
+	int c, r;
+
+	opts_init(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":n:b:e:f:i:w:a:c:m:s:jh", long_opts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case 'b':
-		case 'e':
-			if (tu_parse_u64(optarg, &v) || v > (1ull << 34))
-				return usage_err("-%c %s: must be a size in bytes up to 16G",
-						 c, optarg);
-			*(c == 'b' ? &o->minb : &o->maxb) = v;
-			break;
-		case 'f':
-			if (tu_parse_u64(optarg, &v) || v < 2 || v > 1024)
-				return usage_err("-f %s: must be 2..1024", optarg);
-			o->factor = v;
-			break;
-		case 'i':
-		case 'w':
-			if (tu_parse_long(optarg, c == 'i' ? 1 : 0, 100000, &l))
-				return usage_err("-%c %s: must be %d..100000", c,
-						 optarg, c == 'i' ? 1 : 0);
-			*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
-			break;
-		case OPT_BITS:
+		}
+		if (c == OPT_BITS) {
 			bits = optarg;
-			break;
-		case OPT_CHUNK:
-			if (tu_parse_u64(optarg, &v) || v < 4 || v > (1u << 30))
-				return usage_err("--chunk %s: must be 4..1G bytes",
-						 optarg);
-			o->chunk = v;
-			break;
-		case OPT_DIST:
-			d = incnn_dist_parse(optarg);
-			if (d < 0 || d == INCNN_DIST_BITS)
-				return usage_err("--dist %s: must be laplace, normal, uniform or loguniform",
-						 optarg);
-			o->dist = d;
-			break;
-		case OPT_SCALE:
-			if (tu_parse_double(optarg, &o->scale) ||
-			    !(o->scale > 0) || o->scale > 1e30)
-				return usage_err("--scale %s: must be a positive number",
-						 optarg);
-			break;
-		case OPT_SEED:
-			if (tu_parse_u64(optarg, &o->seed))
-				return usage_err("--seed %s: must be a non-negative integer",
-						 optarg);
-			break;
-		case OPT_CHECK:
-			o->check = true;
-			break;
-		case 'm':
-			if (incnn_model_build(optarg, &model))
-				return usage_err("--model %s: must be alexnet, vgg16, resnet50 or googlenet",
-						 optarg);
-			incnn_model_free(model);
-			o->model = optarg;
-			break;
-		case 's':
-			sched = optarg;
-			break;
-		case OPT_BACKWARD:
-			if (tu_parse_double(optarg, &o->backward_ms) ||
-			    !(o->backward_ms >= 0) || o->backward_ms > 1e6)
-				return usage_err("--backward-ms %s: must be 0..1e6",
-						 optarg);
-			break;
-		case OPT_BUCKET: {
-			double mb;
-
-			if (tu_parse_double(optarg, &mb) || !(mb * 1048576 >= 1) ||
-			    mb > 1048576)
-				return usage_err("--bucket-mb %s: must be a positive size in MiB",
-						 optarg);
-			o->bucket_bytes = (uint64_t)ceil(mb * 1048576);
-			break;
+			continue;
 		}
-		case 'j':
-			o->json = true;
-			break;
-		default:
+		if (c == OPT_CHECK || c == 'j') {
+			*(c == 'j' ? &o->json : &o->check) = true;
+			continue;
+		}
+		r = sweep_opt(o, c, optarg);
+		if (r < 0)
+			r = model_opt(o, c, optarg, &sched);
+		if (r < 0)
 			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
-			if (r)
-				return r;
-			break;
-		}
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
@@ -286,33 +336,7 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		return usage_err("-b %llu is larger than -e %llu",
 				 (unsigned long long)o->minb,
 				 (unsigned long long)o->maxb);
-
-	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
-	    strcmp(o->co.codec_name, "none")) {
-		char names[64];
-
-		o->codec = incnn_codec_find(o->co.codec_name);
-		tu_codec_names(names, sizeof(names));
-		if (!o->codec)
-			return usage_err("--codec %s: unknown codec (%s, auto, none)",
-					 o->co.codec_name, names);
-		o->param = o->codec->param.def;
-	}
-	if (o->co.bound &&
-	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
-		return TU_EXIT_USAGE;
-	if (bits) {
-		char range[32];
-
-		if (!o->codec || !tu_codec_takes_bits(o->codec))
-			return usage_err("--bits needs --codec trunc");
-		if (incnn_codec_param_parse(&o->codec->param, bits, &o->param))
-			return usage_err("--bits %s: must be %s", bits,
-					 incnn_codec_param_range(&o->codec->param,
-								 range,
-								 sizeof(range)));
-	}
-	return 0;
+	return codec_args(o, bits);
 }
 
 /* --- one rank --------------------------------------------------------- */
