@@ -715,6 +715,43 @@ static int layers_call(struct incnn_comm *comm, void *arg, double *comm_s)
  * incnn_allreduce_layers() with ready times from the model's simulated
  * backward; iteration time = the slowest rank's mean.
  */
+/* One schedule's line of the --model report (JSON or text). */
+static void print_sched(const struct ar_opts *o, int s,
+			const struct incnn_layers_stats *st,
+			const struct ar_sum *sum, double max_err,
+			double budget, bool within, bool first)
+{
+	double worst = sum->worst / o->iters, wcomm = sum->comm / o->iters;
+
+	if (!o->json) {
+		printf("  %-8s %8zu %12.3f %12.3f %12.3f %11.3e %9s\n",
+		       incnn_sched_name(s), st->nbuckets, worst * 1e3,
+		       wcomm * 1e3, worst * 1e3 - o->backward_ms, max_err,
+		       !sum->identical ? "NO" : within ? "yes" : "yes/over");
+		if (s == INCNN_SCHED_MGWFBP)
+			printf("#          probed cost: a = %.1f us, b = %.4g ns/B\n",
+			       st->alpha * 1e6, st->beta * 1e9);
+		return;
+	}
+	printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
+	       first ? "" : ",", incnn_sched_name(s), st->nbuckets);
+	tu_json_num(stdout, worst * 1e3);
+	printf(",\"comm_ms\":");
+	tu_json_num(stdout, wcomm * 1e3);
+	printf(",\"exposed_ms\":");
+	tu_json_num(stdout, worst * 1e3 - o->backward_ms);
+	printf(",\"alpha_s\":");
+	tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st->alpha : NAN);
+	printf(",\"beta_s_per_byte\":");
+	tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st->beta : NAN);
+	printf(",\"max_abs_err\":");
+	tu_json_num(stdout, max_err);
+	printf(",\"budget\":");
+	json_budget(budget);
+	printf(",\"identical\":%s,\"within_budget\":%s}",
+	       sum->identical ? "true" : "false", within ? "true" : "false");
+}
+
 static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		      unsigned int codec, unsigned int param)
 {
@@ -755,7 +792,7 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		struct incnn_layers_opts lo;
 		struct incnn_layers_stats st = { 0 };
 		struct layers_arg la = { ly, L, s, &lo, &st };
-		double worst, wcomm, budget, max_err;
+		double budget, max_err;
 		bool within;
 
 		if (o->sched >= 0 && o->sched != s)
@@ -785,37 +822,7 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		budget = budget_of(o, codec, param, N);
 		within = check_errors(b.buf, b.exact, b.ab, n, N, budget,
 				      &max_err);
-		worst = sum.worst / o->iters;
-		wcomm = sum.comm / o->iters;
-		if (o->json) {
-			printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
-			       first ? "" : ",", incnn_sched_name(s), st.nbuckets);
-			tu_json_num(stdout, worst * 1e3);
-			printf(",\"comm_ms\":");
-			tu_json_num(stdout, wcomm * 1e3);
-			printf(",\"exposed_ms\":");
-			tu_json_num(stdout, worst * 1e3 - o->backward_ms);
-			printf(",\"alpha_s\":");
-			tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st.alpha : NAN);
-			printf(",\"beta_s_per_byte\":");
-			tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st.beta : NAN);
-			printf(",\"max_abs_err\":");
-			tu_json_num(stdout, max_err);
-			printf(",\"budget\":");
-			json_budget(budget);
-			printf(",\"identical\":%s,\"within_budget\":%s}",
-			       sum.identical ? "true" : "false",
-			       within ? "true" : "false");
-		} else {
-			printf("  %-8s %8zu %12.3f %12.3f %12.3f %11.3e %9s\n",
-			       incnn_sched_name(s), st.nbuckets, worst * 1e3,
-			       wcomm * 1e3, worst * 1e3 - o->backward_ms,
-			       max_err, !sum.identical ? "NO" :
-			       within ? "yes" : "yes/over");
-			if (s == INCNN_SCHED_MGWFBP)
-				printf("#          probed cost: a = %.1f us, b = %.4g ns/B\n",
-				       st.alpha * 1e6, st.beta * 1e9);
-		}
+		print_sched(o, s, &st, &sum, max_err, budget, within, first);
 		fflush(stdout);
 		first = false;
 		if (o->check && (!sum.identical || !within))
