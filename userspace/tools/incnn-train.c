@@ -318,17 +318,101 @@ static int gather(struct tr_run *r, struct tr_meta *me, struct tr_meta *all)
 	return 0;
 }
 
-static int train(struct tr_run *r)
+/*
+ * One iteration @i of the epoch: forward and backward on our slice of the
+ * global batch, allreduce, SGD. *@mean: the global batch's mean loss
+ * (ranks in order); *@comm_s grows by the communication time.
+ */
+static int train_iter(struct tr_run *r, int i, long it, double *losses,
+		      double *mean, double *comm_s)
 {
 	const struct tr_opts *o = r->o;
 	const struct tr_data *d = r->d;
 	struct tr_mlp *m = &r->m;
-	int B = o->batch, N = r->N, G = B * N;
-	int ipe = d->n_train / G, epoch = 0, b, i;
+	int B = o->batch, N = r->N, G = B * N, b, ret;
+	const int *slice = r->perm + (size_t)i * G + (size_t)r->rank * B;
+	double loss, sum = 0, t;
+
+	for (b = 0; b < B; b++)
+		tr_data_get(d, slice[b], r->x + (size_t)b * d->dim, r->y + b);
+	loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
+	tr_mlp_backward(m, B, r->y);
+	t = tu_now();
+	ret = o->co.ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
+	      incnn_allreduce(r->comm, m->grad, m->nparams);
+	if (!ret)
+		ret = incnn_comm_allgather_meta(r->comm, &loss, sizeof(loss),
+						losses);
+	*comm_s += tu_now() - t;
+	if (ret)
+		return fail("rank %d: iteration %ld: %s", r->rank, it + 1,
+			    incnn_comm_strerror(r->comm));
+	if (N > 1)
+		for (size_t k = 0; k < m->nparams; k++)
+			m->grad[k] /= (float)N;
+	tr_mlp_sgd(m, (float)o->lr, (float)o->momentum, (float)o->wd);
+	for (b = 0; b < N; b++)
+		sum += losses[b];
+	*mean = sum / G;
+	return 0;
+}
+
+/* Rank 0: the iteration's log line, and progress every 5 s. */
+static void train_progress(struct tr_run *r, int epoch, long it, long total,
+			   int ipe, double loss)
+{
+	double t = tu_now(), el = t - r->t0;
+
+	if (r->log)
+		fprintf(r->log, "iter %ld epoch %d loss %a %.9g\n", it, epoch,
+			loss, loss);
+	if (r->o->quiet || t - r->last_progress < 5)
+		return;
+	fprintf(stderr, PROG ": epoch %d/%ld iter %ld/%ld loss %.4f elapsed %.0f s ETA %.0f s\n",
+		epoch, (total + ipe - 1) / ipe, it, total, loss, el,
+		el / it * (total - it));
+	r->last_progress = t;
+}
+
+/* Rank 0: the epoch's report from every rank's @all. */
+static void epoch_report(struct tr_run *r, const struct tr_meta *all,
+			 int epoch, long it, long total, int ipe,
+			 double train_sum, double epoch_t0)
+{
+	const struct tr_data *d = r->d;
+	double tl = 0, secs = tu_now() - epoch_t0, mean = train_sum / ipe, el;
+	int64_t ok = 0;
+
+	for (int b = 0; b < r->N; b++) {
+		tl += all[b].test_loss;
+		ok += all[b].correct;
+	}
+	tl /= d->n_test;
+	if (r->log) {
+		fprintf(r->log, "epoch %d iter %ld train_loss %a %.9g test_loss %a %.9g test_acc %.4f correct %" PRId64
+			" test %d digest %016" PRIx64 " identical %d seconds %.3f comm %.3f\n",
+			epoch, it, mean, mean, tl, tl, (double)ok / d->n_test,
+			ok, d->n_test, all[0].digest, r->N, secs,
+			all[0].comm_s);
+		fflush(r->log);
+	}
+	if (r->o->quiet)
+		return;
+	el = tu_now() - r->t0;
+	fprintf(stderr, PROG ": epoch %d/%ld done: test acc %.4f loss %.4f, %.1f s/epoch, ETA %.0f s\n",
+		epoch, (total + ipe - 1) / ipe, (double)ok / d->n_test, tl,
+		secs, el / it * (total - it));
+	r->last_progress = tu_now();
+}
+
+static int train(struct tr_run *r)
+{
+	const struct tr_opts *o = r->o;
+	const struct tr_data *d = r->d;
+	int G = o->batch * r->N, ipe = d->n_train / G, epoch = 0, i;
 	long it = 0, total;
 	struct tr_meta me, *all;
-	double epoch_t0, comm_s = 0, train_sum = 0;
-	bool stop = false;
+	double epoch_t0, comm_s, train_sum, loss = 0;
 	int ret = 0;
 
 	if (ipe < 1)
@@ -337,83 +421,38 @@ static int train(struct tr_run *r)
 	total = (long)ipe * o->epochs;
 	if (o->iters && o->iters < total)
 		total = o->iters;
-	all = calloc(N, sizeof(*all) > sizeof(double) ? sizeof(*all) :
+	all = calloc(r->N, sizeof(*all) > sizeof(double) ? sizeof(*all) :
 		     sizeof(double));
 	if (!all)
 		return fail("out of memory");
 	if (r->log)
 		fprintf(r->log, "# %ld iterations of %d global samples, %d per epoch\n",
 			total, G, ipe);
-
-	epoch_t0 = tu_now();
-	while (!stop) {
+	while (it < total) {
 		epoch++;
 		tr_shuffle(r->perm, d->n_train, o->seed, epoch);
 		train_sum = 0;
 		comm_s = 0;
 		epoch_t0 = tu_now();
 		for (i = 0; i < ipe && it < total; i++) {
-			const int *slice = r->perm + (size_t)i * G + (size_t)r->rank * B;
-			double loss, *losses = (double *)all, sum, t;
-
-			for (b = 0; b < B; b++)
-				tr_data_get(d, slice[b], r->x + (size_t)b * d->dim,
-					    r->y + b);
-			loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
-			tr_mlp_backward(m, B, r->y);
-			t = tu_now();
-			ret = o->co.ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
-			      incnn_allreduce(r->comm, m->grad, m->nparams);
-			if (!ret)
-				ret = incnn_comm_allgather_meta(r->comm, &loss,
-								sizeof(loss),
-								losses);
-			comm_s += tu_now() - t;
-			if (ret) {
-				ret = fail("rank %d: iteration %ld: %s", r->rank,
-					   it + 1, incnn_comm_strerror(r->comm));
+			ret = train_iter(r, i, it, (double *)all, &loss, &comm_s);
+			if (ret)
 				goto out;
-			}
-			if (N > 1) {
-				size_t k;
-
-				for (k = 0; k < m->nparams; k++)
-					m->grad[k] /= (float)N;
-			}
-			tr_mlp_sgd(m, (float)o->lr, (float)o->momentum,
-				   (float)o->wd);
 			it++;
-			/* the global batch's mean loss, ranks in order */
-			sum = 0;
-			for (b = 0; b < N; b++)
-				sum += losses[b];
-			sum /= G;
-			train_sum += sum;
-			if (r->rank)
-				continue;
-			if (r->log)
-				fprintf(r->log, "iter %ld epoch %d loss %a %.9g\n",
-					it, epoch, sum, sum);
-			t = tu_now();
-			if (!o->quiet && t - r->last_progress >= 5) {
-				double el = t - r->t0;
-
-				fprintf(stderr, PROG ": epoch %d/%ld iter %ld/%ld loss %.4f elapsed %.0f s ETA %.0f s\n",
-					epoch, (total + ipe - 1) / ipe, it, total, sum,
-					el, el / it * (total - it));
-				r->last_progress = t;
-			}
+			train_sum += loss;
+			if (!r->rank)
+				train_progress(r, epoch, it, total, ipe, loss);
 		}
-		stop = it >= total;
 		if (i < ipe) {
 			/* stopped within the epoch (--iters): digest only */
 			ret = gather(r, &me, all);
-			if (ret)
-				goto out;
-			if (r->log)
+			if (!ret && r->log)
 				fprintf(r->log, "stop iter %ld epoch %d digest %016" PRIx64
 					" identical %d seconds %.3f\n",
-					it, epoch, all[0].digest, N, tu_now() - r->t0);
+					it, epoch, all[0].digest, r->N,
+					tu_now() - r->t0);
+			if (ret)
+				goto out;
 			break;
 		}
 		evaluate(r, &me.test_loss, &me.correct);
@@ -421,34 +460,9 @@ static int train(struct tr_run *r)
 		ret = gather(r, &me, all);
 		if (ret)
 			goto out;
-		if (r->rank == 0) {
-			double tl = 0, secs = tu_now() - epoch_t0, mean;
-			int64_t ok = 0;
-
-			for (b = 0; b < N; b++) {
-				tl += all[b].test_loss;
-				ok += all[b].correct;
-			}
-			tl /= d->n_test;
-			mean = train_sum / ipe;
-			if (r->log) {
-				fprintf(r->log, "epoch %d iter %ld train_loss %a %.9g test_loss %a %.9g test_acc %.4f correct %" PRId64
-					" test %d digest %016" PRIx64 " identical %d seconds %.3f comm %.3f\n",
-					epoch, it, mean, mean, tl, tl,
-					(double)ok / d->n_test, ok, d->n_test,
-					all[0].digest, N, secs, all[0].comm_s);
-				fflush(r->log);
-			}
-			if (!o->quiet) {
-				double el = tu_now() - r->t0;
-
-				fprintf(stderr, PROG ": epoch %d/%ld done: test acc %.4f loss %.4f, %.1f s/epoch, ETA %.0f s\n",
-					epoch, (total + ipe - 1) / ipe,
-					(double)ok / d->n_test, tl, secs,
-					el / it * (total - it));
-				r->last_progress = tu_now();
-			}
-		}
+		if (r->rank == 0)
+			epoch_report(r, all, epoch, it, total, ipe, train_sum,
+				     epoch_t0);
 	}
 	if (r->log)
 		fprintf(r->log, "done iters %ld epochs %d digest %016" PRIx64
