@@ -154,12 +154,8 @@ static int parse_real(const char *s, double max, bool zero_ok, double *out)
 	return 0;
 }
 
-static int parse_args(struct tr_opts *o, int argc, char **argv)
+static void opts_init(struct tr_opts *o)
 {
-	uint64_t u;
-	long l;
-	int c, r;
-
 	memset(o, 0, sizeof(*o));
 	o->epochs = 10;
 	o->seed = 1;
@@ -171,73 +167,100 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 	o->wd = 5e-5;
 	o->co.tos = INCNN_COLL_DEFAULT_TOS;
 	o->co.timeout_ms = 300000;
+}
+
+/* The model's and the optimiser's options: 0, an exit status, or -1
+ * when @c is not one of them. */
+static int model_opt(struct tr_opts *o, int c, const char *arg)
+{
+	long l;
+
+	switch (c) {
+	case OPT_HIDDEN:
+		if (parse_hidden(o, arg))
+			return usage_err("--hidden %s: must be 1..%d sizes of 1..%d, comma-separated",
+					 arg, TR_MAX_LAYERS - 1, TR_MAX_DIM);
+		return 0;
+	case OPT_BATCH:
+		if (tu_parse_long(arg, 1, 4096, &l))
+			return usage_err("--batch %s: must be 1..4096", arg);
+		o->batch = (int)l;
+		return 0;
+	case OPT_LR:
+		if (parse_real(arg, 100, false, &o->lr))
+			return usage_err("--lr %s: must be a number in (0, 100]",
+					 arg);
+		return 0;
+	case OPT_MOMENTUM:
+		if (parse_real(arg, 0.999999, true, &o->momentum))
+			return usage_err("--momentum %s: must be a number in [0, 1)",
+					 arg);
+		return 0;
+	case OPT_WD:
+		if (parse_real(arg, 1, true, &o->wd))
+			return usage_err("--wd %s: must be a number in [0, 1]",
+					 arg);
+		return 0;
+	}
+	return -1;
+}
+
+/* The run's options (data, length, seed, log): as model_opt(). */
+static int run_opt(struct tr_opts *o, int c, const char *arg)
+{
+	uint64_t u;
+	long l;
+
+	switch (c) {
+	case 'd':
+		o->data = arg;
+		return 0;
+	case 'e':
+		if (tu_parse_long(arg, 1, 100000, &l))
+			return usage_err("--epochs %s: must be 1..100000", arg);
+		o->epochs = (int)l;
+		return 0;
+	case 'i':
+		if (tu_parse_long(arg, 1, 1000000000, &l))
+			return usage_err("--iters %s: must be 1..1000000000",
+					 arg);
+		o->iters = l;
+		return 0;
+	case 'l':
+		o->log = arg;
+		return 0;
+	case 's':
+		if (tu_parse_u64(arg, &u))
+			return usage_err("--seed %s: must be a non-negative integer",
+					 arg);
+		o->seed = u;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_args(struct tr_opts *o, int argc, char **argv)
+{
+	int c, r;
+
+	opts_init(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:n:e:i:a:c:l:s:qh", long_opts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case 'd':
-			o->data = optarg;
-			break;
-		case 'e':
-			if (tu_parse_long(optarg, 1, 100000, &l))
-				return usage_err("--epochs %s: must be 1..100000",
-						 optarg);
-			o->epochs = (int)l;
-			break;
-		case 'i':
-			if (tu_parse_long(optarg, 1, 1000000000, &l))
-				return usage_err("--iters %s: must be 1..1000000000",
-						 optarg);
-			o->iters = l;
-			break;
-		case 'l':
-			o->log = optarg;
-			break;
-		case 's':
-			if (tu_parse_u64(optarg, &u))
-				return usage_err("--seed %s: must be a non-negative integer",
-						 optarg);
-			o->seed = u;
-			break;
-		case OPT_HIDDEN:
-			if (parse_hidden(o, optarg))
-				return usage_err("--hidden %s: must be 1..%d sizes of 1..%d, comma-separated",
-						 optarg, TR_MAX_LAYERS - 1,
-						 TR_MAX_DIM);
-			break;
-		case OPT_BATCH:
-			if (tu_parse_long(optarg, 1, 4096, &l))
-				return usage_err("--batch %s: must be 1..4096",
-						 optarg);
-			o->batch = (int)l;
-			break;
-		case OPT_LR:
-			if (parse_real(optarg, 100, false, &o->lr))
-				return usage_err("--lr %s: must be a number in (0, 100]",
-						 optarg);
-			break;
-		case OPT_MOMENTUM:
-			if (parse_real(optarg, 0.999999, true, &o->momentum))
-				return usage_err("--momentum %s: must be a number in [0, 1)",
-						 optarg);
-			break;
-		case OPT_WD:
-			if (parse_real(optarg, 1, true, &o->wd))
-				return usage_err("--wd %s: must be a number in [0, 1]",
-						 optarg);
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		default:
-			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
-			if (r)
-				return r;
-			break;
 		}
+		r = run_opt(o, c, optarg);
+		if (r < 0)
+			r = model_opt(o, c, optarg);
+		if (r < 0)
+			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
