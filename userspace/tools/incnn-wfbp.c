@@ -156,12 +156,8 @@ static int parse_num(const char *s, double max, double *out)
 	       -EINVAL : 0;
 }
 
-static int parse_args(struct wf_opts *o, int argc, char **argv)
+static void opts_init(struct wf_opts *o)
 {
-	bool have_link = false, have_a = false, have_b = false;
-	double v;
-	int c, s;
-
 	memset(o, 0, sizeof(*o));
 	o->workers = 4;
 	o->bandwidth = 10e9 / 8;
@@ -170,96 +166,128 @@ static int parse_args(struct wf_opts *o, int argc, char **argv)
 	o->ratio = 1;
 	o->bucket_bytes = INCNN_WFBP_DEFAULT_BUCKET_BYTES;
 	o->only = -1;
+}
+
+/* Which of the cost model's options were given. */
+struct wf_given {
+	bool link, a, b;
+};
+
+/* The cost model's and link's options: 0, an exit status, or -1 when @c
+ * is not one of them. */
+static int cost_opt(struct wf_opts *o, int c, const char *arg,
+		    struct wf_given *g)
+{
+	switch (c) {
+	case 'B':
+		if (parse_unit(arg, bw_units, &o->bandwidth) ||
+		    !(o->bandwidth > 0))
+			return usage_err("--bandwidth %s: must be a positive rate such as 10Gbit or 1.25GB",
+					 arg);
+		g->link = true;
+		return 0;
+	case 'l':
+		if (parse_unit(arg, time_units, &o->latency) || o->latency > 10)
+			return usage_err("--latency %s: must be a time such as 50us (at most 10s)",
+					 arg);
+		g->link = true;
+		return 0;
+	case OPT_ALPHA:
+		if (parse_unit(arg, time_units, &o->alpha) || o->alpha > 100)
+			return usage_err("--alpha %s: must be a time such as 300us (at most 100s)",
+					 arg);
+		g->a = true;
+		return 0;
+	case OPT_BETA:
+		if (parse_num(arg, 1, &o->beta))
+			return usage_err("--beta %s: must be seconds per byte, 0..1 (e.g. 8e-10)",
+					 arg);
+		g->b = true;
+		return 0;
+	case OPT_RATIO:
+		if (parse_num(arg, 1e6, &o->ratio) || o->ratio < 1)
+			return usage_err("--ratio %s: must be 1..1e6", arg);
+		return 0;
+	}
+	return -1;
+}
+
+/* The job's options (model, workers, timeline, buckets): as cost_opt(). */
+static int job_opt(struct wf_opts *o, int c, const char *arg)
+{
+	double v;
+	int s;
+
+	switch (c) {
+	case 'm':
+		o->model = arg;
+		return 0;
+	case 'n':
+		if (parse_num(arg, INCNN_COLL_MAX_WORLD, &v) || v < 1 ||
+		    v != floor(v))
+			return usage_err("--workers %s: must be 1..%d", arg,
+					 INCNN_COLL_MAX_WORLD);
+		o->workers = (int)v;
+		return 0;
+	case OPT_FORWARD:
+	case OPT_BACKWARD:
+		if (parse_num(arg, 1e7, &v))
+			return usage_err("--%s %s: must be 0..1e7 ms",
+					 c == OPT_FORWARD ? "forward-ms" :
+					 "backward-ms", arg);
+		*(c == OPT_FORWARD ? &o->forward : &o->backward) = v / 1e3;
+		return 0;
+	case OPT_BUCKET:
+		if (parse_num(arg, 1 << 20, &v) || !(v * 1048576 >= 1))
+			return usage_err("--bucket-mb %s: must be a positive size in MiB",
+					 arg);
+		o->bucket_bytes = (uint64_t)ceil(v * 1048576);
+		return 0;
+	case 's':
+		s = incnn_sched_parse(arg);
+		if (s < 0)
+			return usage_err("--schedule %s: must be wfbp, single, fixed or mgwfbp",
+					 arg);
+		o->only = s;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_args(struct wf_opts *o, int argc, char **argv)
+{
+	struct wf_given g = { 0 };
+	int c, r;
+
+	opts_init(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:n:B:l:s:jh", long_opts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case 'm':
-			o->model = optarg;
-			break;
-		case 'n':
-			if (parse_num(optarg, INCNN_COLL_MAX_WORLD, &v) ||
-			    v < 1 || v != floor(v))
-				return usage_err("--workers %s: must be 1..%d",
-						 optarg, INCNN_COLL_MAX_WORLD);
-			o->workers = (int)v;
-			break;
-		case 'B':
-			if (parse_unit(optarg, bw_units, &o->bandwidth) ||
-			    !(o->bandwidth > 0))
-				return usage_err("--bandwidth %s: must be a positive rate such as 10Gbit or 1.25GB",
-						 optarg);
-			have_link = true;
-			break;
-		case 'l':
-			if (parse_unit(optarg, time_units, &o->latency) ||
-			    o->latency > 10)
-				return usage_err("--latency %s: must be a time such as 50us (at most 10s)",
-						 optarg);
-			have_link = true;
-			break;
-		case OPT_ALPHA:
-			if (parse_unit(optarg, time_units, &o->alpha) ||
-			    o->alpha > 100)
-				return usage_err("--alpha %s: must be a time such as 300us (at most 100s)",
-						 optarg);
-			have_a = true;
-			break;
-		case OPT_BETA:
-			if (parse_num(optarg, 1, &o->beta))
-				return usage_err("--beta %s: must be seconds per byte, 0..1 (e.g. 8e-10)",
-						 optarg);
-			have_b = true;
-			break;
-		case OPT_FORWARD:
-		case OPT_BACKWARD:
-			if (parse_num(optarg, 1e7, &v))
-				return usage_err("--%s %s: must be 0..1e7 ms",
-						 c == OPT_FORWARD ? "forward-ms" :
-						 "backward-ms", optarg);
-			*(c == OPT_FORWARD ? &o->forward : &o->backward) = v / 1e3;
-			break;
-		case OPT_RATIO:
-			if (parse_num(optarg, 1e6, &o->ratio) || o->ratio < 1)
-				return usage_err("--ratio %s: must be 1..1e6",
-						 optarg);
-			break;
-		case OPT_BUCKET:
-			if (parse_num(optarg, 1 << 20, &v) ||
-			    !(v * 1048576 >= 1))
-				return usage_err("--bucket-mb %s: must be a positive size in MiB",
-						 optarg);
-			o->bucket_bytes = (uint64_t)ceil(v * 1048576);
-			break;
-		case 's':
-			s = incnn_sched_parse(optarg);
-			if (s < 0)
-				return usage_err("--schedule %s: must be wfbp, single, fixed or mgwfbp",
-						 optarg);
-			o->only = s;
-			break;
-		case OPT_LIST:
-			o->list = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		default:
-			return tu_getopt_error(PROG, c, argv);
 		}
+		if (c == OPT_LIST || c == 'j') {
+			*(c == 'j' ? &o->json : &o->list) = true;
+			continue;
+		}
+		r = cost_opt(o, c, optarg, &g);
+		if (r < 0)
+			r = job_opt(o, c, optarg);
+		if (r < 0)
+			return tu_getopt_error(PROG, c, argv);
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return usage_err("--model is required (alexnet, vgg16, resnet50, googlenet)");
-	if (have_a != have_b)
+	if (g.a != g.b)
 		return usage_err("--alpha and --beta go together");
-	if (have_a && have_link)
+	if (g.a && g.link)
 		return usage_err("--alpha/--beta replace --bandwidth/--latency: not both");
-	o->have_ab = have_a;
+	o->have_ab = g.a;
 	return 0;
 }
 
