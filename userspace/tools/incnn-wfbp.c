@@ -378,17 +378,74 @@ static void print_text(const struct wf_opts *o, const struct incnn_model *m,
 	}
 }
 
+/* --list-layers in JSON: the model's layers, each with its ready time */
+static void json_layer_table(const struct incnn_model *m,
+			     const struct incnn_plan_layer *pl)
+{
+	size_t L = m->nlayers;
+
+	printf(",\"layer_table\":[");
+	for (size_t i = 0; i < L; i++) {
+		const struct incnn_model_layer *l = &m->layer[i];
+
+		printf("%s\n{\"name\":", i ? "," : "");
+		tu_json_str(stdout, l->name);
+		printf(",\"kind\":\"%s\",\"params\":%llu,\"flops\":",
+		       l->kind == INCNN_LAYER_CONV ? "conv" :
+		       l->kind == INCNN_LAYER_FC ? "fc" : "bn",
+		       (unsigned long long)l->params);
+		tu_json_num(stdout, l->flops);
+		printf(",\"ready_ms\":");
+		tu_json_num(stdout, pl[L - 1 - i].ready * 1e3);
+		printf("}");
+	}
+	printf("]");
+}
+
+/* One schedule's object in JSON, with its buckets. */
+static void json_schedule(const struct incnn_model *m, int s,
+			  const struct wf_result *r, bool first)
+{
+	size_t L = m->nlayers;
+
+	printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
+	       first ? "" : ",", incnn_sched_name(s), r->nb);
+	tu_json_num(stdout, r->sim.iter * 1e3);
+	printf(",\"compute_ms\":");
+	tu_json_num(stdout, r->sim.compute * 1e3);
+	printf(",\"comm_ms\":");
+	tu_json_num(stdout, r->sim.comm * 1e3);
+	printf(",\"exposed_ms\":");
+	tu_json_num(stdout, r->sim.exposed * 1e3);
+	printf(",\"bucket_list\":[");
+	for (size_t k = 0; k < r->nb; k++) {
+		size_t f = r->bk[k].first, e = f + r->bk[k].nlayers - 1;
+
+		printf("%s{\"first\":%zu,\"layers\":%zu,\"bytes\":%llu,\"start_ms\":",
+		       k ? "," : "", f, r->bk[k].nlayers,
+		       (unsigned long long)r->bk[k].count * 4);
+		tu_json_num(stdout, r->start[k] * 1e3);
+		printf(",\"end_ms\":");
+		tu_json_num(stdout, r->end[k] * 1e3);
+		printf(",\"first_layer\":");
+		tu_json_str(stdout, m->layer[L - 1 - f].name);
+		printf(",\"last_layer\":");
+		tu_json_str(stdout, m->layer[L - 1 - e].name);
+		printf("}");
+	}
+	printf("]}");
+}
+
 static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 		       const struct incnn_plan_layer *pl, double a, double b,
 		       struct wf_result *res, const struct wf_pairwise *pw)
 {
-	size_t L = m->nlayers, i, k;
 	bool first = true;
 	int s;
 
 	printf("{\"model\":");
 	tu_json_str(stdout, m->name);
-	printf(",\"layers\":%zu,\"params\":%llu,\"flops\":", L,
+	printf(",\"layers\":%zu,\"params\":%llu,\"flops\":", m->nlayers,
 	       (unsigned long long)m->params);
 	tu_json_num(stdout, m->flops);
 	printf(",\"workers\":%d,\"bandwidth_Bps\":", o->workers);
@@ -413,57 +470,14 @@ static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 	printf(",\"mgwfbp_pairwise\":{\"buckets\":%zu,\"iter_ms\":", pw->nb);
 	tu_json_num(stdout, pw->sim.iter * 1e3);
 	printf("}");
-	if (o->list) {
-		printf(",\"layer_table\":[");
-		for (i = 0; i < L; i++) {
-			const struct incnn_model_layer *l = &m->layer[i];
-
-			printf("%s\n{\"name\":", i ? "," : "");
-			tu_json_str(stdout, l->name);
-			printf(",\"kind\":\"%s\",\"params\":%llu,\"flops\":",
-			       l->kind == INCNN_LAYER_CONV ? "conv" :
-			       l->kind == INCNN_LAYER_FC ? "fc" : "bn",
-			       (unsigned long long)l->params);
-			tu_json_num(stdout, l->flops);
-			printf(",\"ready_ms\":");
-			tu_json_num(stdout, pl[L - 1 - i].ready * 1e3);
-			printf("}");
-		}
-		printf("]");
-	}
+	if (o->list)
+		json_layer_table(m, pl);
 	printf(",\"schedules\":[");
 	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
-		struct wf_result *r = &res[s];
-
 		if (o->only >= 0 && o->only != s)
 			continue;
-		printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
-		       first ? "" : ",", incnn_sched_name(s), r->nb);
+		json_schedule(m, s, &res[s], first);
 		first = false;
-		tu_json_num(stdout, r->sim.iter * 1e3);
-		printf(",\"compute_ms\":");
-		tu_json_num(stdout, r->sim.compute * 1e3);
-		printf(",\"comm_ms\":");
-		tu_json_num(stdout, r->sim.comm * 1e3);
-		printf(",\"exposed_ms\":");
-		tu_json_num(stdout, r->sim.exposed * 1e3);
-		printf(",\"bucket_list\":[");
-		for (k = 0; k < r->nb; k++) {
-			size_t f = r->bk[k].first, e = f + r->bk[k].nlayers - 1;
-
-			printf("%s{\"first\":%zu,\"layers\":%zu,\"bytes\":%llu,\"start_ms\":",
-			       k ? "," : "", f, r->bk[k].nlayers,
-			       (unsigned long long)r->bk[k].count * 4);
-			tu_json_num(stdout, r->start[k] * 1e3);
-			printf(",\"end_ms\":");
-			tu_json_num(stdout, r->end[k] * 1e3);
-			printf(",\"first_layer\":");
-			tu_json_str(stdout, m->layer[L - 1 - f].name);
-			printf(",\"last_layer\":");
-			tu_json_str(stdout, m->layer[L - 1 - e].name);
-			printf("}");
-		}
-		printf("]}");
 	}
 	printf("\n]}\n");
 }
