@@ -925,6 +925,31 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* --sizes or the defaults; --quick's shorter defaults. */
+static int bench_sizes(struct bench *b, const char *sizes, bool have_repeats,
+		       bool have_min)
+{
+	const size_t *s = b->quick ? quick_sizes : default_sizes;
+	unsigned int n = b->quick ? ARRAY_SIZE(quick_sizes) :
+		ARRAY_SIZE(default_sizes), i;
+	int r;
+
+	if (sizes) {
+		r = parse_sizes(b, sizes);
+		if (r)
+			return r;
+	} else {
+		for (i = 0; i < n; i++)
+			b->sizes[i] = s[i];
+		b->nsizes = n;
+	}
+	if (b->quick && !have_repeats)
+		b->repeats = 3;
+	if (b->quick && !have_min)
+		b->min_time = 2e-3;
+	return 0;
+}
+
 static int parse_args(struct bench *b, int argc, char **argv)
 {
 	const char *dists = NULL, *scales = NULL, *sizes = NULL;
@@ -994,25 +1019,9 @@ static int parse_args(struct bench *b, int argc, char **argv)
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
 
-	if (sizes) {
-		r = parse_sizes(b, sizes);
-		if (r)
-			return r;
-	} else {
-		const size_t *s = b->quick ? quick_sizes : default_sizes;
-		unsigned int n = b->quick ?
-			ARRAY_SIZE(quick_sizes) :
-			ARRAY_SIZE(default_sizes);
-
-		for (i = 0; i < n; i++)
-			b->sizes[i] = s[i];
-		b->nsizes = n;
-	}
-	if (b->quick && !have_repeats)
-		b->repeats = 3;
-	if (b->quick && !have_min)
-		b->min_time = 2e-3;
-
+	r = bench_sizes(b, sizes, have_repeats, have_min);
+	if (r)
+		return r;
 	r = setup_synthetic(b, dists, scales);
 	for (i = 0; !r && i < nfiles; i++)
 		r = add_file(b, files[i]);
