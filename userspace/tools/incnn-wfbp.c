@@ -482,6 +482,28 @@ static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 	printf("\n]}\n");
 }
 
+/* Plan and simulate schedule @s into @r (which gets its arrays). */
+static int plan_one(const struct wf_opts *o, const struct incnn_plan_layer *pl,
+		    size_t L, int s, double a, double b, struct wf_result *r)
+{
+	int ret;
+
+	r->bk = calloc(L, sizeof(*r->bk));
+	r->start = calloc(L, sizeof(double));
+	r->end = calloc(L, sizeof(double));
+	if (!r->bk || !r->start || !r->end)
+		return fail("out of memory");
+	ret = incnn_plan(pl, L, s, a, b, o->bucket_bytes, r->bk, &r->nb);
+	if (!ret)
+		ret = incnn_simulate(pl, L, r->bk, r->nb, o->forward,
+				     o->backward, a, b, &r->sim, r->start,
+				     r->end);
+	if (ret)
+		return fail("%s: cannot plan: %s", incnn_sched_name(s),
+			    strerror(-ret));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct wf_result res[INCNN_SCHED_COUNT];
@@ -516,27 +538,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	incnn_model_timeline(m, o.backward, pl);
-	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
-		struct wf_result *r = &res[s];
-
-		r->bk = calloc(L, sizeof(*r->bk));
-		r->start = calloc(L, sizeof(double));
-		r->end = calloc(L, sizeof(double));
-		if (!r->bk || !r->start || !r->end) {
-			status = fail("out of memory");
-			goto out;
-		}
-		ret = incnn_plan(pl, L, s, a, b, o.bucket_bytes, r->bk, &r->nb);
-		if (!ret)
-			ret = incnn_simulate(pl, L, r->bk, r->nb, o.forward,
-					     o.backward, a, b, &r->sim,
-					     r->start, r->end);
-		if (ret) {
-			status = fail("%s: cannot plan: %s", incnn_sched_name(s),
-				      strerror(-ret));
-			goto out;
-		}
-	}
+	for (s = 0; s < INCNN_SCHED_COUNT && !status; s++)
+		status = plan_one(&o, pl, L, s, a, b, &res[s]);
+	if (status)
+		goto out;
 	/* res[0].bk is scratch again once WFBP is simulated */
 	ret = incnn_plan_mg_pairwise(pl, L, a, b, res[0].bk, &pw.nb);
 	if (!ret)
