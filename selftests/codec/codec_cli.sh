@@ -61,5 +61,21 @@ check "truncated container" sh -c "'$codec' encode --codec ebq '$tmp/g.bin' \
 	'$tmp/c' >/dev/null && head -c 1000 '$tmp/c' >'$tmp/t' && \
 	! '$codec' decode '$tmp/t' '$tmp/x' 2>/dev/null"
 
+
+# incnn-cmp (the demo's byte comparison): exit 0 when equal, 3 when not,
+# a difference in a trailing partial value included
+cmp_tool=$build/asan/bin/incnn-cmp
+cmp_exact() {	# STATUS DIFFER FILE1 FILE2
+	local out rc
+	out=$("$cmp_tool" "$3" "$4")
+	rc=$?
+	echo "$out"
+	[ "$rc" = "$1" ] && [ "$out" = "compared 6 bytes (expected 6, got 6): $2 values differ, max abs err 0, mean 0" ]
+}
+printf 'AAAAAB' >"$tmp/c1"
+printf 'AAAAAC' >"$tmp/c2"
+check "incnn-cmp: equal files" cmp_exact 0 0 "$tmp/c1" "$tmp/c1"
+check "incnn-cmp: a trailing partial value differs" cmp_exact 3 1 "$tmp/c1" "$tmp/c2"
+
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ "$fail" -eq 0 ]
