@@ -841,6 +841,38 @@ static int roundtrip_one(const struct opts *o, struct work *w,
 	return status;
 }
 
+/* Every chunk of @in: encoded into the container, or roundtripped. */
+static int encode_all(const struct opts *o, struct work *w, struct file *in,
+		      struct file *out, struct sink *sink, struct report *rep)
+{
+	bool rt = o->cmd == CMD_ROUNDTRIP;
+	int status;
+
+	for (;;) {
+		ssize_t n = read_in(in, w->in, w->chunk), rl;
+
+		if (n < 0)
+			return TU_EXIT_RUNTIME;
+		if (!n)
+			return 0;
+		rl = encode_one(o, w, in, n, rep);
+		if (rl < 0)
+			return TU_EXIT_RUNTIME;
+		if (rt)
+			status = roundtrip_one(o, w, in, out, n, rl, rep);
+		else
+			status = sink_write(sink, out, w->rec, rl);
+		if (status)
+			return status;
+		rep->in_bytes += n;
+		rep->body_bytes += rl - REC_HDR_LEN;
+		rep->cont_bytes += rl;
+		rep->chunks++;
+		if ((size_t)n < w->chunk)
+			return 0;
+	}
+}
+
 static int cmd_encode(const struct opts *o)
 {
 	bool rt = o->cmd == CMD_ROUNDTRIP;
@@ -880,33 +912,9 @@ static int cmd_encode(const struct opts *o)
 	}
 	rep.cont_bytes = CONT_HDR_LEN;
 
-	for (;;) {
-		ssize_t n = read_in(&in, w.in, w.chunk), rl;
-
-		if (n < 0) {
-			status = TU_EXIT_RUNTIME;
-			goto out_work;
-		}
-		if (!n)
-			break;
-		rl = encode_one(o, &w, &in, n, &rep);
-		if (rl < 0) {
-			status = TU_EXIT_RUNTIME;
-			goto out_work;
-		}
-		if (rt)
-			status = roundtrip_one(o, &w, &in, &out, n, rl, &rep);
-		else
-			status = sink_write(&sink, &out, w.rec, rl);
-		if (status)
-			goto out_work;
-		rep.in_bytes += n;
-		rep.body_bytes += rl - REC_HDR_LEN;
-		rep.cont_bytes += rl;
-		rep.chunks++;
-		if ((size_t)n < w.chunk)
-			break;
-	}
+	status = encode_all(o, &w, &in, &out, &sink, &rep);
+	if (status)
+		goto out_work;
 
 	if (!rt) {
 		cont_header(hdr, o->codec, o->param, o->chunk, rep.in_bytes,
