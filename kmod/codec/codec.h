@@ -47,6 +47,14 @@ struct incnn_codec_param {
 	u8 def;
 };
 
+/* The parameter of a 2^-k codec, default 2^-@def_k */
+#define INCNN_CODEC_PARAM_BOUND(def_k) {				\
+	.kind = INCNN_PARAM_BOUND,					\
+	.min = INCNN_BOUND_MIN_K,					\
+	.max = INCNN_BOUND_MAX_K,					\
+	.def = (def_k),							\
+}
+
 struct incnn_codec {
 	u8 id;
 	const char *name;

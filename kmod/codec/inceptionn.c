@@ -202,12 +202,7 @@ const struct incnn_codec incnn_codec_inceptionn = {
 	.name = "inceptionn",
 	.lossy = true,
 	.floats = true,
-	.param = {
-		.kind = INCNN_PARAM_BOUND,
-		.min = INCNN_BOUND_MIN_K,
-		.max = INCNN_BOUND_MAX_K,
-		.def = 10,
-	},
+	.param = INCNN_CODEC_PARAM_BOUND(10),
 	.bound = inc_bound,
 	.encode = inc_encode,
 	.decode = inc_decode,
