@@ -106,12 +106,12 @@ fi
 
 note "build (userspace, ASan/UBSan, kselftest framework)"
 must build make -s -C "$src" BUILD="$build" tools tools-asan ksft fuzzers
-must selftests-build ksft_dir selftests all
+must codec-build ksft_dir selftests/codec all
 must collective-build ksft_dir selftests/collective all
 must train-build ksft_dir selftests/train all
 
 note "host selftests (kselftest runner, ASan/UBSan)"
-ksft_run selftests selftests
+ksft_run selftests/codec codec
 
 note "collective library (ring allreduce on 127.0.0.1, ASan/UBSan)"
 ksft_run selftests/collective collective
@@ -120,12 +120,12 @@ note "trainer (incnn-train: MLP gradient check, determinism, replicas; ASan/UBSa
 ksft_run selftests/train train
 
 note "incctl (no kernel: argument checks; fake kernel: netlink and output)"
-for t in test-cli:incctl test-fake:incctl-fake; do
-	"$src/userspace/incctl/${t%%:*}.sh" "$build/asan/incctl/${t#*:}" \
+for t in test-cli:bin/incctl test-fake:test/incctl-fake; do
+	"$src/selftests/incctl/${t%%:*}.sh" "$build/asan/${t#*:}" \
 		>"$logs/${t%%:*}.log" 2>&1
 	count_ktap "$logs/${t%%:*}.log"
 done
-"$build/asan/incctl/json-test" >"$logs/json-test.log" 2>&1
+"$build/asan/test/json-test" >"$logs/json-test.log" 2>&1
 count_ktap "$logs/json-test.log"
 
 note "fuzz smoke (libFuzzer, seed corpus + ${FUZZ_SMOKE_SECONDS:-10} s each)"
