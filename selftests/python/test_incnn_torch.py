@@ -357,7 +357,7 @@ def fail_job(how: str) -> None:
             assert p.returncode == 0, f"rank {r}: {p.stderr.read()[-2000:]}"
             got = json.load(open(os.path.join(d, f"rank{r}.json")))
             assert got["raised"], f"rank {r} did not raise"
-            assert "incnn_allreduce" in got["msg"], got["msg"]
+            assert "CommError: incnn_allreduce" in got["msg"], got["msg"]
             assert got["after"] < timeout + 8, \
                 f"rank {r} raised after {got['after']:.1f} s"
     except subprocess.TimeoutExpired:

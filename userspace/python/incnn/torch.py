@@ -156,7 +156,7 @@ class State:
                     self._comm.allreduce(work.data_ptr(), work.numel())
                 if job.target is not None:
                     job.target.copy_(work)
-            except BaseException as e:          # noqa: B902 - to the future
+            except Exception as e:              # noqa: BLE001 - to the future
                 job.fut.set_exception(e)
                 continue
             job.fut.set_result(job.result)
@@ -227,7 +227,14 @@ def allreduce_hook(state: State, bucket: dist.GradBucket
                    ) -> torch.futures.Future[torch.Tensor]:
     """DDP communication hook: average the bucket over the ranks through
     incnn; returns a future at once (see the module doc)."""
-    return state.submit(bucket.buffer(), divide=True)
+    # The chained future: its value() re-raises our exception in Python,
+    # so DDP's reducer gets a real error (with the library's message)
+    # rather than an exception object where it wants a tensor.
+    return state.submit(bucket.buffer(), divide=True).then(_value)
+
+
+def _value(fut: Future) -> torch.Tensor:
+    return fut.value()
 
 
 def allreduce(tensor: torch.Tensor, state: State) -> torch.Tensor:
