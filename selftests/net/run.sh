@@ -22,7 +22,7 @@ BUILD=${INCNN_BUILD:-$REPO/build}
 KSFT=$BUILD/ksft
 
 TESTS=(codecs.sh passthrough.sh offload.sh netem.sh nat.sh iperf3.sh
-	malformed.sh stats.sh flowstate.sh lifecycle.sh cluster.sh)
+	malformed.sh stats.sh flowstate.sh lifecycle.sh cluster.sh torch.sh)
 [ $# -eq 0 ] || TESTS=("$@")
 
 # The runner wants BASE_DIR/kselftest/ (its helpers) and the test

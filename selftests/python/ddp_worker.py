@@ -6,6 +6,12 @@
                                    non-contiguous and fp16 allreduce
     ddp_worker.py kill OUTDIR      the last rank SIGKILLs itself at step 2
     ddp_worker.py stall OUTDIR     the last rank sleeps 30 s at step 2
+    ddp_worker.py vm OUTDIR CODEC  (selftests/net/torch.sh) the same DDP
+                                   steps and a plain allreduce through
+                                   codec "auto" (the module's rule,
+                                   marked sockets) and through the
+                                   userspace emulation of CODEC
+                                   (unmarked sockets): equal bit for bit?
 
 Rank r writes OUTDIR/rank<r>.pt (tensors) and OUTDIR/rank<r>.json
 (checks done locally: {"name": [ok, message]}); the driver compares the
@@ -15,6 +21,7 @@ RANK, WORLD_SIZE). incnn uses MASTER_PORT + 1 and + 2.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -160,12 +167,40 @@ def scenario_fail(outdir: str, rank: int, world: int, how: str) -> None:
     os._exit(0)     # the process group has a dead peer: do not tear down
 
 
+def digest(t: torch.Tensor) -> str:
+    return hashlib.sha256(t.numpy().tobytes()).hexdigest()[:16]
+
+
+def scenario_vm(outdir: str, rank: int, world: int, codec: str) -> None:
+    port = int(os.environ["MASTER_PORT"])
+    s_mod = it.State(codec="auto", timeout=120)
+    s_emu = it.State(codec=codec, port=port + 2, timeout=120, tos=0)
+    data = make_data(rank, world)
+    mod, emu = train(data, s_mod, 3), train(data, s_emu, 3)
+    g = torch.Generator().manual_seed(rank + 7)
+    x = torch.randn(1 << 18, generator=g) * 1e-2
+    xm, xe = it.allreduce(x.clone(), s_mod), it.allreduce(x.clone(), s_emu)
+    ref = x.clone()
+    dist.all_reduce(ref)            # gloo, exact up to rounding
+    res = {"mod_codec": s_mod.wire_codec, "emu_codec": s_emu.wire_codec,
+           "grad0": [digest(mod["grad0"]), digest(emu["grad0"])],
+           "params": [digest(mod["params"]), digest(emu["params"])],
+           "allreduce": [digest(xm), digest(xe)],
+           "max_err": float((xe - ref).abs().max())}
+    s_mod.close()
+    s_emu.close()
+    with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+        json.dump(res, f)
+
+
 def main() -> None:
     what, outdir = sys.argv[1], sys.argv[2]
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     if what == "train":
         scenario_train(outdir, rank, world)
+    elif what == "vm":
+        scenario_vm(outdir, rank, world, sys.argv[3])
     else:
         scenario_fail(outdir, rank, world, what)
 
