@@ -120,12 +120,12 @@ note "trainer (incnn-train: MLP gradient check, determinism, replicas; ASan/UBSa
 ksft_run selftests/train train
 
 note "incctl (no kernel: argument checks; fake kernel: netlink and output)"
-for t in test-cli:incctl test-fake:incctl-fake; do
-	"$src/userspace/incctl/${t%%:*}.sh" "$build/asan/incctl/${t#*:}" \
+for t in test-cli:bin/incctl test-fake:test/incctl-fake; do
+	"$src/userspace/incctl/${t%%:*}.sh" "$build/asan/${t#*:}" \
 		>"$logs/${t%%:*}.log" 2>&1
 	count_ktap "$logs/${t%%:*}.log"
 done
-"$build/asan/incctl/json-test" >"$logs/json-test.log" 2>&1
+"$build/asan/test/json-test" >"$logs/json-test.log" 2>&1
 count_ktap "$logs/json-test.log"
 
 note "fuzz smoke (libFuzzer, seed corpus + ${FUZZ_SMOKE_SECONDS:-10} s each)"

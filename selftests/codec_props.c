@@ -13,11 +13,11 @@
 FIXTURE(rnd) {
 };
 
-FIXTURE_SETUP(rnd)
+static FIXTURE_SETUP(rnd)
 {
 }
 
-FIXTURE_TEARDOWN(rnd)
+static FIXTURE_TEARDOWN(rnd)
 {
 }
 

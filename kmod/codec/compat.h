@@ -56,6 +56,9 @@ typedef __INT32_TYPE__ s32;
 #error "userspace build of the codec library assumes a little-endian host"
 #endif
 
+#ifndef __always_unused
+#define __always_unused	__attribute_maybe_unused__	/* <sys/cdefs.h> */
+#endif
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #ifndef ARRAY_SIZE

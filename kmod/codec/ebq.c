@@ -97,7 +97,8 @@ ssize_t incnn_ebq_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 }
 
 static ssize_t ebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+			  size_t cap, void __always_unused *scratch,
+			  struct incnn_hist *hist)
 {
 	struct incnn_enc_pos at = { 0 };
 

@@ -113,7 +113,8 @@ ssize_t incnn_inc_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 }
 
 static ssize_t inc_encode(u8 k, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+			  size_t cap, void __always_unused *scratch,
+			  struct incnn_hist *hist)
 {
 	struct incnn_enc_pos at = { 0 };
 
@@ -181,8 +182,8 @@ int incnn_inc_decode_rest(const u8 *in, size_t len, u8 *out,
 	return pos == len ? 0 : -EBADMSG;
 }
 
-static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
-		      size_t out_len)
+static int inc_decode(u8 __always_unused k, const u8 *in, size_t len,
+		      u8 *out, size_t out_len)
 {
 	if (out_len % 4)
 		return -EINVAL;

@@ -12,8 +12,9 @@ static int lz4_check(u8 param)
 	return param == 0 ? 0 : -EINVAL;
 }
 
-static ssize_t lz4_encode(u8 param, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+static ssize_t lz4_encode(u8 __always_unused param, const u8 *in, size_t len,
+			  u8 *out, size_t cap, void *scratch,
+			  struct incnn_hist __always_unused *hist)
 {
 	int r;
 
@@ -27,8 +28,8 @@ static ssize_t lz4_encode(u8 param, const u8 *in, size_t len, u8 *out,
 	return r > 0 ? r : -ENOSPC;
 }
 
-static int lz4_decode(u8 param, const u8 *in, size_t len, u8 *out,
-		      size_t out_len)
+static int lz4_decode(u8 __always_unused param, const u8 *in, size_t len,
+		      u8 *out, size_t out_len)
 {
 	if (len > LZ4_MAX_LEN || out_len > LZ4_MAX_LEN)
 		return -EBADMSG;

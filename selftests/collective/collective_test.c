@@ -6,7 +6,6 @@
  * error budget), rendezvous and call mismatches, and failures (a rank
  * that crashes, is killed, stalls or sends a short stream).
  */
-#define _GNU_SOURCE
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <linux/netlink.h>

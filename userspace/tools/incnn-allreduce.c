@@ -37,8 +37,8 @@
 #include "codec.h"
 #include "toolutil.h"
 #include "commutil.h"
-#include "../collective/include/incnn/collective.h"
-#include "../collective/include/incnn/wfbp.h"
+#include <incnn/collective.h>
+#include <incnn/wfbp.h>
 
 #define PROG		"incnn-allreduce"
 #define MAX_SIZES	64
@@ -910,17 +910,3 @@ int main(int argc, char **argv)
 	base_config(&o, &cfg);
 	return run_rank(&o, &cfg);
 }
-
-#ifndef INCNN_COLLECTIVE_LINKED
-/*
- * Built by a Makefile that does not link the collective library (the
- * top-level one before it takes userspace/collective over): build it in.
- */
-#include "../collective/comm.c"
-#include "../collective/ops.c"
-#include "../collective/rule.c"
-#include "../collective/store.c"
-#include "../collective/layers.c"
-#include "../collective/plan.c"
-#include "../collective/models.c"
-#endif

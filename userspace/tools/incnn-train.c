@@ -31,7 +31,7 @@
 #include "codec.h"
 #include "toolutil.h"
 #include "commutil.h"
-#include "../collective/include/incnn/collective.h"
+#include <incnn/collective.h>
 #include "../train/data.h"
 #include "../train/mlp.h"
 

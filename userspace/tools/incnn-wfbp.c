@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "toolutil.h"
-#include "../collective/include/incnn/wfbp.h"
+#include <incnn/wfbp.h>
 
 #define PROG	"incnn-wfbp"
 

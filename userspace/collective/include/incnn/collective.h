@@ -102,6 +102,9 @@
 extern "C" {
 #endif
 
+/* libincnn.so exports what this header declares, and nothing else */
+#pragma GCC visibility push(default)
+
 struct incnn_comm;
 
 enum incnn_coll_codec_mode {
@@ -230,6 +233,8 @@ int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
 int incnn_comm_allgather_meta(struct incnn_comm *comm, const void *in,
 			      size_t len, void *out);
 int incnn_comm_barrier(struct incnn_comm *comm);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
