@@ -11,7 +11,7 @@ through incnn's store, then time one call; the figure is the mean over
 the timed iterations of the slowest rank's mean.
   C:      build/rel/bin/incnn-allreduce -n RANKS -b MB -e MB --codec none
   hook:   it.allreduce_hook(state, bucket).wait() on a 25 MB fp32 bucket
-          (divide, queue, worker thread, ctypes call, future), RANKS
+          (queue, worker thread: divide, ctypes call; future), RANKS
           processes started by incnn.launch with a gloo process group
   ctypes: the worker-free path, incnn_allreduce through ctypes directly
 Rounds alternate C and Python runs. Two overhead figures: the hook
@@ -60,12 +60,13 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
     buf = torch.empty_like(src)
     kinds = ("hook", "ctypes", "div_ctypes")
     times = torch.zeros(len(kinds), iters, dtype=torch.float64)
+    cpu = torch.zeros(len(kinds), iters, dtype=torch.float64)
     for i in range(warmup + iters):
         # interleaved, alternating the order: the machine's load drifts
         for k in (0, 1, 2) if i % 2 else (2, 1, 0):
             buf.copy_(src)
             state.barrier()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             if kinds[k] == "hook":
                 it.allreduce_hook(state, Bucket(buf)).wait()
             else:
@@ -74,11 +75,14 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
                 state._comm.allreduce(buf.data_ptr(), n)
             if i >= warmup:
                 times[k, i - warmup] = time.perf_counter() - t0
+                cpu[k, i - warmup] = time.process_time() - c0
     dist.all_reduce(times, op=dist.ReduceOp.MAX)    # the slowest rank
+    dist.all_reduce(cpu)                            # all ranks' CPU time
     res = {}
     for k, what in enumerate(kinds):
         res[what] = times[k].mean().item() * 1e6
         res[what + "_median"] = times[k].median().item() * 1e6
+        res[what + "_cpu"] = cpu[k].mean().item() * 1e6
     if dist.get_rank() == 0:
         with open(out, "w") as f:
             json.dump(res, f)
@@ -159,7 +163,9 @@ def main() -> None:
            "hook_vs_ctypes_median": med["hook_median"] /
            med["ctypes_median"] - 1,
            "div_ctypes_ms": med["div_ctypes"],
-           "hook_vs_div_ctypes": med["hook"] / med["div_ctypes"] - 1}
+           "hook_vs_div_ctypes": med["hook"] / med["div_ctypes"] - 1,
+           "hook_cpu_ms": med["hook_cpu"], "ctypes_cpu_ms": med["ctypes_cpu"],
+           "hook_cpu_vs_ctypes": med["hook_cpu"] / med["ctypes_cpu"] - 1}
     if a.json:
         print(json.dumps(res))
         return
@@ -176,6 +182,9 @@ def main() -> None:
           f"{100 * res['hook_vs_ctypes_median']:+.1f} %); the division "
           f"alone {100 * (med['div_ctypes'] / med['ctypes'] - 1):+.1f} %, the "
           f"queue, thread and future {100 * res['hook_vs_div_ctypes']:+.1f} %")
+    print(f"CPU time per bucket, all ranks: ctypes {med['ctypes_cpu']:.2f} ms, "
+          f"division + ctypes {med['div_ctypes_cpu']:.2f} ms, hook "
+          f"{med['hook_cpu']:.2f} ms ({100 * res['hook_cpu_vs_ctypes']:+.1f} %)")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@
 
 A State is one incnn communicator (ring allreduce over marked TCP
 sockets) plus one worker thread. The hook divides the bucket by the world
-size (as PyTorch's default hook does), queues it and returns a
-torch.futures.Future at once; the worker thread runs incnn_allreduce
+size (as PyTorch's default hook does: the worker thread does that
+too), queues it and returns a torch.futures.Future at once; the worker
+thread runs incnn_allreduce
 without the GIL, bucket after bucket in the order they came, and
 completes each future (an error becomes set_exception carrying the
 library's message). Only fp32 goes through incnn; other dtypes fall back
@@ -45,12 +46,13 @@ _states: "weakref.WeakSet[State]" = weakref.WeakSet()
 
 
 class _Job:
-    __slots__ = ("work", "target", "fut", "result")
+    __slots__ = ("work", "target", "fut", "result", "divide")
 
     def __init__(self, work: Optional[torch.Tensor],
                  target: Optional[torch.Tensor], fut: Future,
-                 result: Optional[torch.Tensor]):
+                 result: Optional[torch.Tensor], divide: int = 0):
         self.work = work          # contiguous fp32 on the host; None: barrier
+        self.divide = divide      # divide work by this first (0: don't)
         self.target = target      # where the sum goes back, if not work
         self.fut = fut
         self.result = result      # the future's value
@@ -152,6 +154,8 @@ class State:
                 if work is None:
                     self._comm.barrier()
                 else:
+                    if job.divide:
+                        work.div_(job.divide)
                     # the pointer is taken now: DDP rebuilds its buckets
                     self._comm.allreduce(work.data_ptr(), work.numel())
                 if job.target is not None:
@@ -185,8 +189,6 @@ class State:
             raise _no_group()
         if tensor.dtype != torch.float32:
             return self._fallback(tensor, divide)
-        if divide:
-            tensor.div_(self.world_size)
         fut = Future(devices=[tensor.device]) if tensor.is_cuda else Future()
         if tensor.numel() == 0:
             fut.set_result(tensor)
@@ -197,7 +199,9 @@ class State:
             work, target = tensor.detach().contiguous(), tensor
         else:
             work, target = tensor.detach(), None
-        self._q.put(_Job(work, target, fut, tensor))
+        # the division too is the thread's work: backward goes on at once
+        self._q.put(_Job(work, target, fut, tensor,
+                         self.world_size if divide else 0))
         return fut
 
     def barrier(self) -> None:
