@@ -143,7 +143,7 @@ def scenario_train(outdir: str, rank: int, world: int) -> None:
 
 
 def scenario_fail(outdir: str, rank: int, world: int, how: str) -> None:
-    state = it.State(codec="none", timeout=2)
+    state = it.State(codec="none", timeout=3)
     data = make_data(rank, world)
     t0 = [0.0]
 

@@ -341,7 +341,7 @@ def t_loss() -> None:
 
 
 def fail_job(how: str) -> None:
-    world, timeout = 3, 2.0
+    world, timeout = 3, 3.0
     d = tempfile.mkdtemp(prefix="incnn-fail-")
     port = free_ports(2)
     procs = [subprocess.Popen([PY, WORKER, how, d],
