@@ -115,8 +115,9 @@ class Ranks:
                 if rc is None:
                     running = True
                 elif rc != 0:
-                    print(f"incnn.launch: local rank {r} (pid {p.pid}) "
-                          f"{'killed by signal ' + str(-rc) if rc < 0 else 'exited with status ' + str(rc)}"
+                    how = f"killed by signal {-rc}" if rc < 0 else \
+                        f"exited with status {rc}"
+                    print(f"incnn.launch: local rank {r} (pid {p.pid}) {how}"
                           "; stopping the other ranks", file=sys.stderr,
                           flush=True)
                     self.stop()
