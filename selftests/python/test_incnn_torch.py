@@ -236,6 +236,34 @@ def t_launch_signal() -> None:
         assert rc == 128 + signal.SIGTERM, rc
 
 
+EXIT_SCRIPT = textwrap.dedent("""
+    import atexit, os, sys
+    states = []
+    def after():            # registered first: runs after incnn's handler
+        print("closed at exit:", all(s._closed for s in states), flush=True)
+    atexit.register(after)
+    import torch, torch.distributed as dist
+    import incnn.torch as it
+    dist.init_process_group("gloo")
+    states.append(it.State(codec="none", timeout=10))
+    t = torch.ones(1000)
+    it.allreduce(t, states[0])
+    assert t[0].item() == dist.get_world_size()
+    # no close(), no destroy_process_group(): interpreter exit does it
+""")
+
+
+@test("interpreter exit closes the State (atexit), the job ends")
+def t_atexit() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(EXIT_SCRIPT)
+        r = launch(["--nproc-per-node", "2", "--master-port",
+                    str(free_ports(2)), s], 120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.count("closed at exit: True") == 2, r.stdout
+
+
 # --- DDP with 4 ranks ---------------------------------------------------
 
 WORLD = 4
