@@ -35,7 +35,10 @@ FUZZ_CFLAGS := $(INCNN_CFLAGS) -O1 -fno-omit-frame-pointer \
 
 # libincnn-codec.a: the codec (the module's own sources) and the frame
 CODEC_SRCS := $(wildcard $(SRC)/kmod/codec/*.c) \
-	$(SRC)/userspace/lib/lz4_glue.c $(SRC)/userspace/lib/gen.c
+	$(SRC)/userspace/lib/lz4_glue.c $(SRC)/userspace/lib/gen.c \
+	$(SRC)/userspace/lib/codec_param.c
+# libincnn-nl.a: generic netlink (libmnl) and the module's configuration
+NL_SRCS := $(SRC)/userspace/lib/genl.c $(SRC)/userspace/lib/nl_config.c
 # libincnn.a / libincnn.so: the collective
 COLL_SRCS := $(wildcard $(SRC)/userspace/collective/*.c)
 # libincnn-train.a: the trainer's model and data
@@ -72,12 +75,13 @@ $(BUILD)/$(1)/obj/%.o: $(SRC)/%.c
 	$(2) $(3) $$(CFLAGS_EXTRA) -c $$< -o $$@
 
 $(call incnn_lib,$(1),codec): $(call objs,$(1),$(CODEC_SRCS))
+$(call incnn_lib,$(1),nl): $(call objs,$(1),$(NL_SRCS))
 $(call incnn_lib,$(1),coll): $(call objs,$(1),$(COLL_SRCS))
 $(call incnn_lib,$(1),train): $(call objs,$(1),$(TRAIN_SRCS))
 
 $(BUILD)/$(1)/bin/%: $(BUILD)/$(1)/obj/userspace/tools/%.o \
 		$(call objs,$(1),$(TOOL_COMMON)) $(call incnn_lib,$(1),coll) \
-		$(call incnn_lib,$(1),codec)
+		$(call incnn_lib,$(1),nl) $(call incnn_lib,$(1),codec)
 	@mkdir -p $$(dir $$@)
 	$(2) $(3) $$^ $$(TOOL_LDLIBS) $(INCNN_COLL_LDLIBS) -o $$@
 
@@ -86,7 +90,7 @@ $(BUILD)/$(1)/bin/incnn-train: $(call incnn_lib,$(1),train)
 $(BUILD)/$(1)/bin/incnn-train: TOOL_LDLIBS += $(call incnn_lib,$(1),codec)
 $(BUILD)/$(1)/bin/incnn-bench: TOOL_LDLIBS += -lzstd
 
-ALL_OBJS += $(call objs,$(1),$(CODEC_SRCS) $(COLL_SRCS) $(TRAIN_SRCS) \
+ALL_OBJS += $(call objs,$(1),$(CODEC_SRCS) $(NL_SRCS) $(COLL_SRCS) $(TRAIN_SRCS) \
 	$(TOOL_MAINS) $(TOOL_COMMON))
 endef
 
@@ -99,7 +103,7 @@ $(eval $(call variant,rel,$(CC),$(REL_CFLAGS)))
 $(eval $(call variant,asan,$(CC),$(ASAN_CFLAGS)))
 $(eval $(call variant,fuzz,$(CLANG),$(FUZZ_CFLAGS)))
 
-$(LIBINCNN_SO_REAL): $(call objs,rel,$(COLL_SRCS) $(filter-out \
+$(LIBINCNN_SO_REAL): $(call objs,rel,$(COLL_SRCS) $(NL_SRCS) $(filter-out \
 		$(SRC)/userspace/lib/gen.c,$(CODEC_SRCS)))
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -shared -Wl,-soname,libincnn.so.$(SO_MAJOR) \
@@ -109,8 +113,8 @@ $(LIBINCNN_SO): $(LIBINCNN_SO_REAL)
 $(BUILD)/rel/lib/libincnn.so: $(LIBINCNN_SO)
 	ln -sf $(notdir $<) $@
 
-LIBS_REL := $(foreach l,codec coll train,$(call incnn_lib,rel,$(l)))
-LIBS_ASAN := $(foreach l,codec coll train,$(call incnn_lib,asan,$(l)))
+LIBS_REL := $(foreach l,codec nl coll train,$(call incnn_lib,rel,$(l)))
+LIBS_ASAN := $(foreach l,codec nl coll train,$(call incnn_lib,asan,$(l)))
 lib: $(LIBS_REL)
 so: $(BUILD)/rel/lib/libincnn.so
 tools: lib so $(addprefix $(BUILD)/rel/bin/,$(TOOLS)) incctl

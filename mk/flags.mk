@@ -25,9 +25,11 @@ INCNN_ASAN_CFLAGS := -O1 -fno-omit-frame-pointer \
 # $(call incnn_lib,VARIANT,NAME): a static library of a build variant
 # (rel, asan, fuzz): codec = libincnn-codec.a (kmod/codec, the frame,
 # liblz4 glue, the synthetic data generator), coll = libincnn.a (the
-# collective; needs codec), train = libincnn-train.a (the trainer's MLP
-# and data; needs codec).
+# collective; needs nl and codec), nl = libincnn-nl.a (generic netlink
+# with libmnl, the module's configuration), train = libincnn-train.a (the
+# trainer's MLP and data; needs codec).
 incnn_lib = $(INCNN_BUILD)/$(1)/lib/$(if $(filter coll,$(2)),libincnn.a,libincnn-$(2).a)
 # what each library needs from the system
 INCNN_CODEC_LDLIBS := -llz4 -lm
-INCNN_COLL_LDLIBS := $(INCNN_CODEC_LDLIBS) -lpthread
+INCNN_NL_LDLIBS := -lmnl
+INCNN_COLL_LDLIBS := $(INCNN_NL_LDLIBS) $(INCNN_CODEC_LDLIBS) -lpthread

@@ -111,7 +111,7 @@ TEST_F_TIMEOUT(rnd, roundtrip_every_head_and_tail, 60)
 				static uint8_t expect[PAY_MAX];
 				size_t tail;
 				ssize_t n;
-				uint8_t p = cs[c]->default_param;
+				uint8_t p = cs[c]->param.def;
 
 				/* floats start after the head */
 				memset(b.payload, 0xee, head);

@@ -20,7 +20,7 @@ ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
 	ssize_t r;
 
 	if (!len || len > 0xffff || head > len || cap + 1 < len ||
-	    c->check_param(param) || dscp & 3)
+	    incnn_codec_check_param(c, param) || dscp & 3)
 		return -EINVAL;
 
 	tail = frame_tail(c, len, head);
@@ -73,7 +73,7 @@ int incnn_frame_parse(const u8 *frame, size_t len,
 	c = incnn_codec_get(frame[1]);
 	if (!c)
 		return INCNN_FRAME_ERR_CODEC;
-	if (c->check_param(frame[2]))
+	if (incnn_codec_check_param(c, frame[2]))
 		return INCNN_FRAME_ERR_PARAM;
 
 	fi->codec = frame[1];

@@ -11,22 +11,27 @@
 #   make install-incctl the rel binary and the man page
 
 INCCTL_DIR := $(SRC)/userspace/incctl
-INCCTL_SRCS := $(addprefix $(INCCTL_DIR)/,incctl.c ctx.c genl.c json.c \
+INCCTL_SRCS := $(addprefix $(INCCTL_DIR)/,incctl.c ctx.c json.c \
 	parse.c codec_table.c cmd_config.c cmd_rule.c cmd_stats.c \
 	cmd_flows.c cmd_codecs.c)
-INCCTL_LDLIBS := -lmnl
+# the codec library: incctl's built-in codec descriptions (older kernels)
+# and the one parser of codec settings
+INCCTL_LDLIBS := $(INCNN_NL_LDLIBS) $(INCNN_CODEC_LDLIBS)
 
-$(BUILD)/rel/bin/incctl: $(call objs,rel,$(INCCTL_SRCS))
+$(BUILD)/rel/bin/incctl: $(call objs,rel,$(INCCTL_SRCS)) \
+		$(call incnn_lib,rel,nl) $(call incnn_lib,rel,codec)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) $^ $(INCCTL_LDLIBS) -o $@
-$(BUILD)/asan/bin/incctl: $(call objs,asan,$(INCCTL_SRCS))
+$(BUILD)/asan/bin/incctl: $(call objs,asan,$(INCCTL_SRCS)) \
+		$(call incnn_lib,asan,nl) $(call incnn_lib,asan,codec)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) $^ $(INCCTL_LDLIBS) -o $@
 
 # incctl with libmnl's socket calls answered by tests/fake_kernel.c, and
 # the JSON writer's unit test
 $(BUILD)/asan/test/incctl-fake: $(call objs,asan,$(INCCTL_SRCS) \
-		$(INCCTL_DIR)/tests/fake_kernel.c)
+		$(INCCTL_DIR)/tests/fake_kernel.c) $(call incnn_lib,asan,nl) \
+		$(call incnn_lib,asan,codec)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) $^ $(INCCTL_LDLIBS) -o $@
 $(BUILD)/asan/test/json-test: $(call objs,asan,$(INCCTL_DIR)/tests/json_test.c \

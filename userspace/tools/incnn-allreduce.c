@@ -296,17 +296,21 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		if (!o->codec)
 			return usage_err("--codec %s: unknown codec (%s, auto, none)",
 					 o->co.codec_name, names);
-		o->param = o->codec->default_param;
+		o->param = o->codec->param.def;
 	}
 	if (o->co.bound &&
 	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
 		return TU_EXIT_USAGE;
 	if (bits) {
+		char range[32];
+
 		if (!o->codec || !tu_codec_takes_bits(o->codec))
 			return usage_err("--bits needs --codec trunc");
-		if (tu_parse_long(bits, 8, 24, &l) || o->codec->check_param((u8)l))
-			return usage_err("--bits %s: must be 8, 16 or 24", bits);
-		o->param = (unsigned int)l;
+		if (incnn_codec_param_parse(&o->codec->param, bits, &o->param))
+			return usage_err("--bits %s: must be %s", bits,
+					 incnn_codec_param_range(&o->codec->param,
+								 range,
+								 sizeof(range)));
 	}
 	return 0;
 }

@@ -220,6 +220,7 @@ static int parse_codec(const char *name, struct opts *o)
 
 static int parse_option(int c, const char *arg, struct opts *o)
 {
+	char range[32];
 	uint64_t v;
 	int r;
 
@@ -238,9 +239,13 @@ static int parse_option(int c, const char *arg, struct opts *o)
 		o->have_k = true;
 		return 0;
 	case OPT_BITS:
-		if (tu_parse_u64(arg, &v) || (v != 8 && v != 16 && v != 24))
-			return usage_err("--bits %s: must be 8, 16 or 24", arg);
-		o->bits = v;
+		/* trunc's is the one codec setting in bits */
+		if (incnn_codec_param_parse(&incnn_codec_trunc.param, arg,
+					    &o->bits))
+			return usage_err("--bits %s: must be %s", arg,
+					 incnn_codec_param_range(&incnn_codec_trunc.param,
+								 range,
+								 sizeof(range)));
 		o->have_bits = true;
 		return 0;
 	case OPT_CHUNK:
@@ -315,12 +320,12 @@ static int check_options(struct opts *o)
 	if (o->have_bits && !tu_codec_takes_bits(o->codec))
 		return usage_err("--bits applies to codec trunc only, not %s",
 				 o->codec->name);
-	o->param = o->codec->default_param;
+	o->param = o->codec->param.def;
 	if (o->have_k)
 		o->param = o->k;
 	if (o->have_bits)
 		o->param = o->bits;
-	if (o->codec->check_param(o->param))
+	if (incnn_codec_check_param(o->codec, o->param))
 		return usage_err("parameter %u is not valid for codec %s",
 				 o->param, o->codec->name);
 	return 0;
@@ -943,7 +948,7 @@ static int parse_header(const struct opts *o, const u8 *h, const char *name,
 	c = incnn_codec_get(h[5]);
 	if (!c)
 		return fail("%s: unknown codec id %u", name, h[5]);
-	if (c->check_param(h[6]))
+	if (incnn_codec_check_param(c, h[6]))
 		return fail("%s: parameter %u is not valid for codec %s", name,
 			    h[6], c->name);
 	if (h[7] || tu_get_le32(h + 12))

@@ -249,7 +249,7 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 		if (!o->codec || !tu_codec_takes_bound(o->codec))
 			return usage_err("--codec %s: must be none, auto, inceptionn or ebq",
 					 o->co.codec_name);
-		o->param = o->codec->default_param;
+		o->param = o->codec->param.def;
 	}
 	/* (--codec takes only codecs with a bound) */
 	if (o->co.bound &&

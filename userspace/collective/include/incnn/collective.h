@@ -147,7 +147,7 @@ enum incnn_coll_fault {
  *	init_timeout_ms	0	INCNN_INIT_TIMEOUT_MS	300000
  *	sockbuf		-1	INCNN_SOCKBUF		4 MiB (0: kernel
  *							autotuning)
- *	codec_mode	AUTO	INCNN_CODEC: "auto", "none" or "NAME:PARAM"
+ *	codec_mode	AUTO	INCNN_CODEC: "auto", "none" or "NAME:SETTING"
  *			(e.g. "ebq:10", "trunc:16"), read only when
  *			codec_mode is AUTO
  *
