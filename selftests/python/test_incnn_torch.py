@@ -115,6 +115,39 @@ def t_layout() -> None:
     assert cfields == names, f"C fields {cfields}, ctypes {names}"
 
 
+@test("codec structures match struct incnn_codec's head (C compiler)")
+def t_codec_layout() -> None:
+    from incnn._lib import CodecHead, CodecParam
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise Skip("no C compiler")
+    heads = [f[0] for f in CodecHead._fields_]
+    params = [f[0] for f in CodecParam._fields_]
+    prog = "#include <stdio.h>\n#include <stddef.h>\n#include \"codec.h\"\n" \
+        "int main(void){\n" + \
+        "".join(f'printf("{n} %zu\\n", offsetof(struct incnn_codec, {n}));\n'
+                for n in heads) + \
+        "".join(f'printf("param.{n} %zu\\n", offsetof(struct '
+                f'incnn_codec_param, {n.rstrip("_")}));\n' for n in params) + \
+        'printf("sizeof_param %zu\\n", sizeof(struct incnn_codec_param));' \
+        "return 0;}\n"
+    with tempfile.TemporaryDirectory() as d:
+        c, exe = os.path.join(d, "l.c"), os.path.join(d, "l")
+        with open(c, "w") as f:
+            f.write(prog)
+        r = run([cc, "-std=c11", "-D_GNU_SOURCE"] +
+                [f"-I{os.path.join(SRC, x)}" for x in
+                 ("uapi", "kmod/codec", "userspace/include")] +
+                [c, "-o", exe], 60)
+        assert r.returncode == 0, r.stderr
+        out = run([exe], 10).stdout.split("\n")
+    want = {ln.split()[0]: int(ln.split()[1]) for ln in out if ln}
+    got = {n: getattr(CodecHead, n).offset for n in heads}
+    got.update({f"param.{n}": getattr(CodecParam, n).offset for n in params})
+    got["sizeof_param"] = ctypes.sizeof(CodecParam)
+    assert want == got, f"C {want}, ctypes {got}"
+
+
 @test("codec strings: accepted forms map to codec ids, others ValueError")
 def t_codecs() -> None:
     from incnn._lib import parse_codec

@@ -67,13 +67,48 @@ class Config(ctypes.Structure):
     ]
 
 
+class CodecParam(ctypes.Structure):
+    """struct incnn_codec_param (kmod/codec/codec.h)."""
+
+    _fields_ = [("kind", ctypes.c_uint8), ("min", ctypes.c_uint8),
+                ("max", ctypes.c_uint8), ("def_", ctypes.c_uint8)]
+
+
+class CodecHead(ctypes.Structure):
+    """The leading fields of struct incnn_codec, up to its parameter (the
+    rest, function pointers, is never read from Python)."""
+
+    _fields_ = [("id", ctypes.c_uint8), ("name", ctypes.c_char_p),
+                ("lossy", ctypes.c_bool), ("floats", ctypes.c_bool),
+                ("param", CodecParam)]
+
+
+def _parse_codec_c(name: str, setting: str) -> Optional[Tuple[int, int]]:
+    """(codec id, parameter) through the library's own parser
+    (incnn_codec_find, incnn_codec_param_parse), None if it rejects it."""
+    c = lib.incnn_codec_find(name.encode())
+    if not c:
+        return None
+    codec = c.contents
+    if not setting:
+        return codec.id, codec.param.def_
+    param = ctypes.c_uint()
+    if lib.incnn_codec_param_parse(ctypes.byref(codec.param),
+                                   setting.encode(), ctypes.byref(param)):
+        return None
+    return codec.id, param.value
+
+
 def parse_codec(spec: str) -> Tuple[int, int, int]:
     """A codec string -> (codec_mode, codec_id, codec_param).
 
     "auto", "none", "ebq:2^-10", "inceptionn:2^-10", "trunc:16", "lz4";
     the bound may also be given as plain K ("ebq:10", as INCNN_CODEC takes
-    it), and a bare "ebq"/"inceptionn"/"trunc" takes the library default
-    (2^-10, 16 bits). Anything else raises ValueError naming the forms.
+    it), and a bare "ebq"/"inceptionn"/"trunc" takes the codec's default.
+    The library's own parser (incnn_codec_param_parse, the spelling of
+    incctl and INCNN_CODEC) decides when the library has it; the Python
+    rules below are for older libraries. Anything else raises ValueError
+    naming the forms.
     """
     if not isinstance(spec, str):
         raise ValueError(f"codec {spec!r}: want a string: {CODEC_FORMS}")
@@ -83,6 +118,11 @@ def parse_codec(spec: str) -> Tuple[int, int, int]:
     if s == "none":
         return CODEC_NONE, 0, 0
     name, _, param = s.partition(":")
+    if HAVE_C_PARSER:
+        got = _parse_codec_c(name, param) if name else None
+        if got is not None and (got[0] != CODEC_IDS["lz4"] or not param):
+            return CODEC_EMULATE, got[0], got[1]
+        raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
     cid = CODEC_IDS.get(name)
     if cid is not None and name in ("ebq", "inceptionn"):
         m = re.fullmatch(r"(?:2\^-)?([0-9]{1,2})", param or "10")
@@ -183,6 +223,23 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
 
 
 lib = _bind(_load())
+
+
+def _bind_optional(lib: ctypes.CDLL) -> bool:
+    """The codec setting parser, in libraries that export it."""
+    try:
+        find, parse = lib.incnn_codec_find, lib.incnn_codec_param_parse
+    except AttributeError:
+        return False
+    find.restype = ctypes.POINTER(CodecHead)
+    find.argtypes = [ctypes.c_char_p]
+    parse.restype = ctypes.c_int
+    parse.argtypes = [ctypes.POINTER(CodecParam), ctypes.c_char_p,
+                      ctypes.POINTER(ctypes.c_uint)]
+    return True
+
+
+HAVE_C_PARSER = _bind_optional(lib)
 
 
 class CommError(RuntimeError):
