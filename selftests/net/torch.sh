@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # torch.sh - PyTorch DDP through the real module (issue 12, test 5): a
-# DDP job of TORCH_HOSTS ranks (default 2: importing torch takes over a
-# minute per process under TCG), one per host of the VM cluster
+# DDP job of INCNN_TORCH_HOSTS ranks (default 2: importing torch takes
+# over a minute per process under TCG; 4 hosts took 218 s of the runner's
+# 300 s once), one per host of the VM cluster
 # (lib_cluster.sh), incnn loaded with "codec ebq bound 2^-10" for ToS
 # 0x28. Every rank (selftests/python/ddp_worker.py vm) runs the same
 # three DDP steps and one 1 MiB allreduce twice: through
@@ -19,7 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_cluster.sh"
 
-N=${TORCH_HOSTS:-2}
+N=${INCNN_TORCH_HOSTS:-2}
 ktap_header "PyTorch DDP (incnn.torch) through the module, $N hosts"
 if [ ! -r /usr/lib/python3/dist-packages/torch/__init__.py ] ||
 	[ ! -r "$BUILD/python/incnn/torch.py" ]; then
