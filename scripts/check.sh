@@ -99,7 +99,7 @@ finish() {
 }
 
 note "dependencies"
-if ! "$src/scripts/deps.sh" host kmod vm; then
+if ! "$src/scripts/deps.sh" host kmod vm torch; then
 	failed=$((failed + 1))
 	finish
 fi
@@ -134,6 +134,13 @@ for f in "$build"/fuzz/bin/fuzz_*; do
 	step "$name" "$src/scripts/fuzz.sh" "$build" \
 		"${FUZZ_SMOKE_SECONDS:-10}" "$name"
 done
+
+note "python package (incnn.torch: DDP hook on 4 local ranks, gloo; incnn.launch)"
+must python-build make -s -C "$src" BUILD="$build" python
+PYTHONPATH="$build/python" /usr/bin/python3 \
+	"$src/selftests/python/test_incnn_torch.py" >"$logs/python.log" 2>&1
+grep -E '^(not )?ok ' "$logs/python.log" | sed 's/^/   /'
+count_ktap "$logs/python.log"
 
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick
