@@ -176,7 +176,7 @@ PREFIX ?= /usr/local
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(SRC)/dkms.conf)
 DKMS_SRC := $(DESTDIR)/usr/src/incnn-$(DKMS_VERSION)
 
-install: modules install-tools install-lib install-incctl
+install: modules install-tools install-lib install-incctl python-install
 	$(MAKE) -C $(KDIR) M=$(SRC) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	$(if $(DESTDIR),,depmod -a $(notdir $(patsubst %/build,%,$(KDIR))) || true)
 
