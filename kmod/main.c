@@ -76,17 +76,18 @@ static int __init incnn_parse_default_rule(void)
 	c = incnn_codec_find(name);
 	if (!c)
 		goto bad;
-	v = c->default_param;
-	if ((param && kstrtou8(param, 0, &v)) || c->check_param(v))
+	v = c->param.def;
+	if ((param && kstrtou8(param, 0, &v)) ||
+	    incnn_codec_check_param(c, v))
 		goto bad;
 	incnn_default_rule_dscp = t >> 2;
 	incnn_default_rule.codec = c->id;
 	incnn_default_rule.param = v;
-	pr_info("incnn: default rule tos 0x%02x codec %s param %u\n", t,
+	pr_info("default rule tos 0x%02x codec %s param %u\n", t,
 		c->name, v);
 	return 0;
 bad:
-	pr_err("incnn: bad default_rule \"%s\" (TOS:CODEC[:PARAM])\n",
+	pr_err("bad default_rule \"%s\" (TOS:CODEC[:PARAM])\n",
 	       default_rule);
 	return -EINVAL;
 }
@@ -108,7 +109,7 @@ static int __init incnn_init(void)
 	err = incnn_genl_init();
 	if (err)
 		goto err_genl;
-	pr_info("incnn: loaded\n");
+	pr_info("loaded\n");
 	return 0;
 
 err_genl:

@@ -225,8 +225,8 @@ static int incnn_apply_add_rule(struct incnn_config *c,
 	dscp = nla_get_u8(tb[INCNN_RULE_A_DSCP]);
 	codec = incnn_codec_get(nla_get_u8(tb[INCNN_RULE_A_CODEC]));
 	param = tb[INCNN_RULE_A_PARAM] ? nla_get_u8(tb[INCNN_RULE_A_PARAM]) :
-					 codec->default_param;
-	if (codec->check_param(param)) {
+					 codec->param.def;
+	if (incnn_codec_check_param(codec, param)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, tb[INCNN_RULE_A_PARAM],
 				    "invalid parameter for this codec");
 		return -EINVAL;
@@ -445,23 +445,15 @@ static int incnn_get_codecs(struct sk_buff *skb, struct genl_info *info)
 		goto err;
 	for (id = 1; id <= INCNN_CODEC_MAX; id++) {
 		const struct incnn_codec *c = incnn_codec_get(id);
-		u8 lo = 0, hi = 0, p;
 
-		for (p = 255; p > 0; p--)
-			if (!c->check_param(p))
-				lo = p;
-		for (p = 0; p < 255; p++)
-			if (!c->check_param(p))
-				hi = p;
 		one = nla_nest_start(msg, INCNN_A_CODEC);
 		if (!one || nla_put_u8(msg, INCNN_CODEC_A_ID, id) ||
 		    nla_put_string(msg, INCNN_CODEC_A_NAME, c->name) ||
 		    nla_put_u8(msg, INCNN_CODEC_A_LOSSY, c->lossy) ||
-		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_MIN,
-			       c->check_param(0) ? lo : 0) ||
-		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_MAX, hi) ||
-		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_DEFAULT,
-			       c->default_param))
+		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_MIN, c->param.min) ||
+		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_MAX, c->param.max) ||
+		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_DEFAULT, c->param.def) ||
+		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_KIND, c->param.kind))
 			goto err;
 		nla_nest_end(msg, one);
 	}

@@ -53,7 +53,7 @@ void incnn_simd_init(void)
 	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
 		simd_level = INCNN_SIMD_AVX2;
 #endif
-	pr_info("incnn: codec SIMD path: %s\n", incnn_simd_name(simd_level));
+	pr_info("codec SIMD path: %s\n", incnn_simd_name(simd_level));
 }
 
 enum incnn_simd incnn_simd_level(void)

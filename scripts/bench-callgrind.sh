@@ -5,14 +5,14 @@
 # decode, scalar and SIMD, from valgrind --tool=callgrind: a count that,
 # unlike GB/s, does not depend on how busy the machine is. Laplace
 # gradients (scale 1e-3 and 1e-2), k = 6, 8, 10, calls of 1448 and 65536
-# bytes, 1 MiB of input per row. Needs `make` (build/rel/libincnn.a).
+# bytes, 1 MiB of input per row. Needs `make` (build/rel/lib/libincnn-codec.a).
 #
 #   scripts/bench-callgrind.sh
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${INCNN_BUILD:-$src/build}
 out=$build/callgrind
-lib=$build/rel/libincnn.a
+lib=$build/rel/lib/libincnn-codec.a
 [ -f "$lib" ] || { echo "bench-callgrind.sh: $lib missing: run make" >&2; exit 1; }
 command -v valgrind >/dev/null ||
 	{ echo "bench-callgrind.sh: valgrind not installed" >&2; exit 1; }
@@ -20,7 +20,7 @@ rm -rf "$out"
 mkdir -p "$out"
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$src/uapi" -I"$src/kmod/codec" \
 	-I"$src/userspace/include" "$src/scripts/bench-callgrind.c" "$lib" \
-	-llz4 -lzstd -lm -o "$out/bench-callgrind"
+	-llz4 -lm -o "$out/bench-callgrind"
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
 	"$out/bench-callgrind" 2>"$out/valgrind.log"
 printf '%-10s %-6s %-5s %-14s %6s %9s %9s\n' codec path param dist size \

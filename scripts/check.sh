@@ -99,19 +99,19 @@ finish() {
 }
 
 note "dependencies"
-if ! "$src/scripts/deps.sh" host kmod vm; then
+if ! "$src/scripts/deps.sh" host kmod vm torch; then
 	failed=$((failed + 1))
 	finish
 fi
 
 note "build (userspace, ASan/UBSan, kselftest framework)"
 must build make -s -C "$src" BUILD="$build" tools tools-asan ksft fuzzers
-must selftests-build ksft_dir selftests all
+must codec-build ksft_dir selftests/codec all
 must collective-build ksft_dir selftests/collective all
 must train-build ksft_dir selftests/train all
 
 note "host selftests (kselftest runner, ASan/UBSan)"
-ksft_run selftests selftests
+ksft_run selftests/codec codec
 
 note "collective library (ring allreduce on 127.0.0.1, ASan/UBSan)"
 ksft_run selftests/collective collective
@@ -120,12 +120,12 @@ note "trainer (incnn-train: MLP gradient check, determinism, replicas; ASan/UBSa
 ksft_run selftests/train train
 
 note "incctl (no kernel: argument checks; fake kernel: netlink and output)"
-for t in test-cli:incctl test-fake:incctl-fake; do
-	"$src/userspace/incctl/${t%%:*}.sh" "$build/asan/incctl/${t#*:}" \
+for t in test-cli:bin/incctl test-fake:test/incctl-fake; do
+	"$src/selftests/incctl/${t%%:*}.sh" "$build/asan/${t#*:}" \
 		>"$logs/${t%%:*}.log" 2>&1
 	count_ktap "$logs/${t%%:*}.log"
 done
-"$build/asan/incctl/json-test" >"$logs/json-test.log" 2>&1
+"$build/asan/test/json-test" >"$logs/json-test.log" 2>&1
 count_ktap "$logs/json-test.log"
 
 note "fuzz smoke (libFuzzer, seed corpus + ${FUZZ_SMOKE_SECONDS:-10} s each)"
@@ -134,6 +134,13 @@ for f in "$build"/fuzz/bin/fuzz_*; do
 	step "$name" "$src/scripts/fuzz.sh" "$build" \
 		"${FUZZ_SMOKE_SECONDS:-10}" "$name"
 done
+
+note "python package (incnn.torch: DDP hook on 4 local ranks, gloo; incnn.launch)"
+must python-build make -s -C "$src" BUILD="$build" python
+PYTHONPATH="$build/python" /usr/bin/python3 \
+	"$src/selftests/python/test_incnn_torch.py" >"$logs/python.log" 2>&1
+grep -E '^(not )?ok ' "$logs/python.log" | sed 's/^/   /'
+count_ktap "$logs/python.log"
 
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick

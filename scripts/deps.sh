@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a target needs, if any are missing.
-# Usage: deps.sh GROUP...   (groups: host, vm, kmod, train)
+# Usage: deps.sh GROUP...   (groups: host, vm, kmod, train, torch)
 set -eu
 
 pkgs=
@@ -19,7 +19,10 @@ for group in "$@"; do
 	train)	pkgs="$pkgs gnuplot-nox"
 		command -v node >/dev/null || pkgs="$pkgs nodejs"
 		command -v npm >/dev/null || pkgs="$pkgs npm" ;;
-	*)	echo "deps.sh: unknown group '$group' (host, kmod, vm, train)" >&2
+	# torch: the Python package incnn.torch and its selftests (Debian's
+	# PyTorch 1.13 for /usr/bin/python3)
+	torch)	pkgs="$pkgs python3 python3-torch python3-torchvision" ;;
+	*)	echo "deps.sh: unknown group '$group' (host, kmod, vm, train, torch)" >&2
 		exit 2 ;;
 	esac
 done

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shell helpers of the selftests' test scripts (codec_cli.sh,
+# Shell helpers of the selftests' test scripts (codec/codec_cli.sh,
 # collective/allreduce_tool.sh, collective/wfbp_tool.sh,
 # train/train_cli.sh). Sourced, after `set -u`:
 #

@@ -31,11 +31,6 @@ const struct incnn_codec *incnn_codec_find(const char *name)
 	return NULL;
 }
 
-int incnn_codec_check_k(u8 k)
-{
-	return k >= INCNN_BOUND_MIN_K && k <= INCNN_BOUND_MAX_K ? 0 : -EINVAL;
-}
-
 const char *incnn_simd_name(enum incnn_simd simd)
 {
 	return simd == INCNN_SIMD_AVX2 ? "avx2" : "none";

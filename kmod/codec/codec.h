@@ -34,6 +34,27 @@ enum incnn_simd {
 /* Scratch memory an encoder may need (the larger of all codecs' needs). */
 #define INCNN_CODEC_SCRATCH	INCNN_LZ4_SCRATCH
 
+/*
+ * What a codec's parameter is (the codec dump of INCNN_CMD_GET_CODECS
+ * carries the same): @kind is an enum incnn_param_kind; a valid value is
+ * in @min..@max, and for INCNN_PARAM_BITS a multiple of 8; @def is what
+ * a rule without one gets.
+ */
+struct incnn_codec_param {
+	u8 kind;
+	u8 min;
+	u8 max;
+	u8 def;
+};
+
+/* The parameter of a 2^-k codec, default 2^-@def_k */
+#define INCNN_CODEC_PARAM_BOUND(def_k) {				\
+	.kind = INCNN_PARAM_BOUND,					\
+	.min = INCNN_BOUND_MIN_K,					\
+	.max = INCNN_BOUND_MAX_K,					\
+	.def = (def_k),							\
+}
+
 struct incnn_codec {
 	u8 id;
 	const char *name;
@@ -44,9 +65,8 @@ struct incnn_codec {
 	 * multiple of 4 bytes, and a raw tail of 0..3 bytes follows it.
 	 */
 	bool floats;
-	/* default parameter, and whether @param is valid (0 or -EINVAL) */
-	u8 default_param;
-	int (*check_param)(u8 param);
+	/* its parameter, see incnn_codec_check_param() */
+	struct incnn_codec_param param;
 	/* worst-case body length for @len input bytes */
 	size_t (*bound)(size_t len);
 	/*
@@ -106,7 +126,16 @@ int incnn_codec_decode(const struct incnn_codec *c, enum incnn_simd simd,
 		       u8 param, const u8 *in, size_t len, u8 *out,
 		       size_t out_len);
 
-/* Parameter check shared by the 2^-k codecs. */
-int incnn_codec_check_k(u8 k);
+/* 0 if @p is a valid parameter of @c, else -EINVAL */
+static inline int incnn_codec_check_param(const struct incnn_codec *c, u8 p)
+{
+	const struct incnn_codec_param *cp = &c->param;
+
+	if (p < cp->min || p > cp->max)
+		return -EINVAL;
+	if (cp->kind == INCNN_PARAM_BITS && p % 8)
+		return -EINVAL;
+	return 0;
+}
 
 #endif /* _INCNN_CODEC_H */

@@ -9,6 +9,7 @@
 #ifdef __KERNEL__
 
 #include <linux/types.h>
+#include <linux/build_bug.h>
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/bitops.h>
@@ -37,6 +38,7 @@ static inline int incnn_lz4_bound(int len)
 
 #else /* userspace */
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -56,6 +58,9 @@ typedef __INT32_TYPE__ s32;
 #error "userspace build of the codec library assumes a little-endian host"
 #endif
 
+#ifndef __always_unused
+#define __always_unused	__attribute_maybe_unused__	/* <sys/cdefs.h> */
+#endif
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #ifndef ARRAY_SIZE

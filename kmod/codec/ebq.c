@@ -97,7 +97,8 @@ ssize_t incnn_ebq_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 }
 
 static ssize_t ebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+			  size_t cap, void __always_unused *scratch,
+			  struct incnn_hist *hist)
 {
 	struct incnn_enc_pos at = { 0 };
 
@@ -194,8 +195,7 @@ const struct incnn_codec incnn_codec_ebq = {
 	.name = "ebq",
 	.lossy = true,
 	.floats = true,
-	.default_param = 10,
-	.check_param = incnn_codec_check_k,
+	.param = INCNN_CODEC_PARAM_BOUND(10),
 	.bound = ebq_bound,
 	.encode = ebq_encode,
 	.decode = ebq_decode,

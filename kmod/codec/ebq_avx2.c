@@ -57,7 +57,7 @@ static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
 }
 
 ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
-			      size_t cap, void *scratch,
+			      size_t cap, void __always_unused *scratch,
 			      struct incnn_hist *hist)
 {
 	struct incnn_enc_pos at = { 0 };

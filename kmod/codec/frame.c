@@ -4,6 +4,11 @@
  */
 #include "frame.h"
 
+/* the header's fields at the byte offsets of struct incnn_frame_hdr */
+#define HDR(field)	offsetof(struct incnn_frame_hdr, field)
+static_assert(sizeof(struct incnn_frame_hdr) == INCNN_FRAME_HDR_LEN,
+	      "struct incnn_frame_hdr is the wire header");
+
 static size_t frame_tail(const struct incnn_codec *c, size_t len,
 			 size_t head)
 {
@@ -20,7 +25,7 @@ ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
 	ssize_t r;
 
 	if (!len || len > 0xffff || head > len || cap + 1 < len ||
-	    c->check_param(param) || dscp & 3)
+	    incnn_codec_check_param(c, param) || dscp & 3)
 		return -EINVAL;
 
 	tail = frame_tail(c, len, head);
@@ -38,12 +43,12 @@ ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
 	if (r < 0)
 		return r;
 
-	out[0] = INCNN_FRAME_VERSION << 4;
-	out[1] = c->id;
-	out[2] = param;
-	out[3] = dscp;
-	put_unaligned_be16(len, out + 4);
-	put_unaligned_be16(head, out + 6);
+	out[HDR(ver_flags)] = INCNN_FRAME_VERSION << 4;
+	out[HDR(codec)] = c->id;
+	out[HDR(param)] = param;
+	out[HDR(dscp)] = dscp;
+	put_unaligned_be16(len, out + HDR(orig_len));
+	put_unaligned_be16(head, out + HDR(head_len));
 	memcpy(out + INCNN_FRAME_HDR_LEN, payload, head);
 	memcpy(out + INCNN_FRAME_HDR_LEN + head + r, payload + len - tail,
 	       tail);
@@ -68,19 +73,20 @@ int incnn_frame_parse(const u8 *frame, size_t len,
 
 	if (len < INCNN_FRAME_HDR_LEN)
 		return INCNN_FRAME_ERR_SHORT;
-	if (frame[0] != INCNN_FRAME_VERSION << 4 || frame[3] & 3)
+	if (frame[HDR(ver_flags)] != INCNN_FRAME_VERSION << 4 ||
+	    frame[HDR(dscp)] & 3)
 		return INCNN_FRAME_ERR_VERSION;
-	c = incnn_codec_get(frame[1]);
+	c = incnn_codec_get(frame[HDR(codec)]);
 	if (!c)
 		return INCNN_FRAME_ERR_CODEC;
-	if (c->check_param(frame[2]))
+	if (incnn_codec_check_param(c, frame[HDR(param)]))
 		return INCNN_FRAME_ERR_PARAM;
 
-	fi->codec = frame[1];
-	fi->param = frame[2];
-	fi->dscp = frame[3];
-	fi->orig_len = get_unaligned_be16(frame + 4);
-	fi->head_len = get_unaligned_be16(frame + 6);
+	fi->codec = frame[HDR(codec)];
+	fi->param = frame[HDR(param)];
+	fi->dscp = frame[HDR(dscp)];
+	fi->orig_len = get_unaligned_be16(frame + HDR(orig_len));
+	fi->head_len = get_unaligned_be16(frame + HDR(head_len));
 
 	if (!fi->orig_len || fi->head_len > fi->orig_len ||
 	    len >= fi->orig_len)

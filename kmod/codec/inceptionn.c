@@ -113,7 +113,8 @@ ssize_t incnn_inc_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 }
 
 static ssize_t inc_encode(u8 k, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+			  size_t cap, void __always_unused *scratch,
+			  struct incnn_hist *hist)
 {
 	struct incnn_enc_pos at = { 0 };
 
@@ -181,8 +182,8 @@ int incnn_inc_decode_rest(const u8 *in, size_t len, u8 *out,
 	return pos == len ? 0 : -EBADMSG;
 }
 
-static int inc_decode(u8 k, const u8 *in, size_t len, u8 *out,
-		      size_t out_len)
+static int inc_decode(u8 __always_unused k, const u8 *in, size_t len,
+		      u8 *out, size_t out_len)
 {
 	if (out_len % 4)
 		return -EINVAL;
@@ -201,8 +202,7 @@ const struct incnn_codec incnn_codec_inceptionn = {
 	.name = "inceptionn",
 	.lossy = true,
 	.floats = true,
-	.default_param = 10,
-	.check_param = incnn_codec_check_k,
+	.param = INCNN_CODEC_PARAM_BOUND(10),
 	.bound = inc_bound,
 	.encode = inc_encode,
 	.decode = inc_decode,

@@ -56,7 +56,7 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 }
 
 ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
-			      size_t cap, void *scratch,
+			      size_t cap, void __always_unused *scratch,
 			      struct incnn_hist *hist)
 {
 	struct incnn_enc_pos at = { 0 };
@@ -83,8 +83,8 @@ static inline unsigned int inc_dec_group(const u8 *ip, u8 *out)
 	return 2 + incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
 }
 
-int incnn_inc_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
-			  size_t out_len)
+int incnn_inc_decode_avx2(u8 __always_unused k, const u8 *in, size_t len,
+			  u8 *out, size_t out_len)
 {
 	size_t n = out_len / 4, i = 0, pos = 0, base;
 	u8 tmp[2 * GROUP_ROOM];

@@ -7,13 +7,9 @@
 
 #define LZ4_MAX_LEN	0x7e000000u	/* LZ4_MAX_INPUT_SIZE */
 
-static int lz4_check(u8 param)
-{
-	return param == 0 ? 0 : -EINVAL;
-}
-
-static ssize_t lz4_encode(u8 param, const u8 *in, size_t len, u8 *out,
-			  size_t cap, void *scratch, struct incnn_hist *hist)
+static ssize_t lz4_encode(u8 __always_unused param, const u8 *in, size_t len,
+			  u8 *out, size_t cap, void *scratch,
+			  struct incnn_hist __always_unused *hist)
 {
 	int r;
 
@@ -27,8 +23,8 @@ static ssize_t lz4_encode(u8 param, const u8 *in, size_t len, u8 *out,
 	return r > 0 ? r : -ENOSPC;
 }
 
-static int lz4_decode(u8 param, const u8 *in, size_t len, u8 *out,
-		      size_t out_len)
+static int lz4_decode(u8 __always_unused param, const u8 *in, size_t len,
+		      u8 *out, size_t out_len)
 {
 	if (len > LZ4_MAX_LEN || out_len > LZ4_MAX_LEN)
 		return -EBADMSG;
@@ -50,8 +46,12 @@ const struct incnn_codec incnn_codec_lz4 = {
 	.name = "lz4",
 	.lossy = false,
 	.floats = false,
-	.default_param = 0,
-	.check_param = lz4_check,
+	.param = {
+		.kind = INCNN_PARAM_NONE,
+		.min = 0,
+		.max = 0,
+		.def = 0,
+	},
 	.bound = lz4_bound,
 	.encode = lz4_encode,
 	.decode = lz4_decode,

@@ -7,11 +7,6 @@
  */
 #include "codec.h"
 
-static int trunc_check(u8 bits)
-{
-	return bits == 8 || bits == 16 || bits == 24 ? 0 : -EINVAL;
-}
-
 /*
  * Called with a constant width @w from the switches below, so that each
  * copy compiles to plain loads and stores.
@@ -42,8 +37,8 @@ static __always_inline void trunc_dec_w(const u8 *in, u8 *out, size_t n,
 }
 
 static ssize_t trunc_encode(u8 bits, const u8 *in, size_t len, u8 *out,
-			    size_t cap, void *scratch,
-			    struct incnn_hist *hist)
+			    size_t cap, void __always_unused *scratch,
+			    struct incnn_hist __always_unused *hist)
 {
 	size_t n = len / 4;
 
@@ -98,8 +93,12 @@ const struct incnn_codec incnn_codec_trunc = {
 	.name = "trunc",
 	.lossy = true,
 	.floats = true,
-	.default_param = 16,
-	.check_param = trunc_check,
+	.param = {
+		.kind = INCNN_PARAM_BITS,
+		.min = 8,
+		.max = 24,
+		.def = 16,
+	},
 	.bound = trunc_bound,
 	.encode = trunc_encode,
 	.decode = trunc_decode,

@@ -10,13 +10,7 @@
 # status 2 for bad arguments.
 set -u
 . "$(dirname "$0")/../ktap_lib.sh"
-tool=${INCNN_ALLREDUCE:-}
-if [ -z "$tool" ]; then
-	for t in "$build/asan/bin/incnn-allreduce" \
-		 "$build/asan/collective/bin/incnn-allreduce"; do
-		[ -x "$t" ] && tool=$t && break
-	done
-fi
+tool=${INCNN_ALLREDUCE:-$build/asan/bin/incnn-allreduce}
 need_tool "$tool" incnn-allreduce
 
 sweep_json() {

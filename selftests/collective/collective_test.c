@@ -6,7 +6,6 @@
  * error budget), rendezvous and call mismatches, and failures (a rank
  * that crashes, is killed, stalls or sends a short stream).
  */
-#define _GNU_SOURCE
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <linux/netlink.h>
@@ -397,15 +396,15 @@ static void marks_fn(struct rank_ctx *x)
 	struct incnn_comm *c = x->comm;
 	int w;
 
-	m->ring_send[x->rank] = tos_of(c->ring_send_fd);
-	m->ring_recv[x->rank] = tos_of(c->ring_recv_fd);
-	m->ps_up[x->rank] = tos_of(c->ps_fd);
-	m->store[x->rank] = tos_of(c->store_fd);
-	m->nodelay[x->rank] = nodelay_of(c->ring_send_fd) > 0 &&
-			      nodelay_of(c->ring_recv_fd) > 0;
+	m->ring_send[x->rank] = tos_of(c->link.ring_send_fd);
+	m->ring_recv[x->rank] = tos_of(c->link.ring_recv_fd);
+	m->ps_up[x->rank] = tos_of(c->link.ps_fd);
+	m->store[x->rank] = tos_of(c->store.fd);
+	m->nodelay[x->rank] = nodelay_of(c->link.ring_send_fd) > 0 &&
+			      nodelay_of(c->link.ring_recv_fd) > 0;
 	if (x->rank == 0)
 		for (w = 1; w < x->job->N; w++)
-			m->ps_down[w] = tos_of(c->ps_fds[w]);
+			m->ps_down[w] = tos_of(c->link.ps_fds[w]);
 }
 
 TEST(marks)
@@ -539,12 +538,12 @@ static void wire_fn(struct rank_ctx *x)
 	float b[3001];
 	int r;
 
-	wire_add(w, c->ring_send_fd, true);
-	wire_add(w, c->ring_recv_fd, false);
-	wire_add(w, c->ps_fd, true);
+	wire_add(w, c->link.ring_send_fd, true);
+	wire_add(w, c->link.ring_recv_fd, false);
+	wire_add(w, c->link.ps_fd, true);
 	if (x->rank == 0)
 		for (r = 1; r < x->job->N; r++)
-			wire_add(w, c->ps_fds[r], false);
+			wire_add(w, c->link.ps_fds[r], false);
 	gen_input(b, 3001, 1, x->rank, 1.0);
 	x->ret = incnn_allreduce(c, b, 3001);
 	if (!x->ret)
@@ -1074,6 +1073,61 @@ TEST(rule_parse)
 	EXPECT_EQ(-EBADMSG, incnn_coll_rule_parse(msg, m, 10, &codec, &param));
 }
 
+/* The setup messages: exact bytes, and every decode checks its length. */
+TEST(setup_messages)
+{
+	static const uint8_t hello_bytes[COLL_HELLO_LEN] = {
+		0, 1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 4, 2, 10, 0, 0,
+		10, 0, 0, 7, 0x75, 0x30, 0, 0,
+	};
+	struct coll_hello h = { .version = 1, .rank = 3, .world = 4,
+				.codec = 2, .param = 10,
+				.addr = { 10, 0, 0, 7, 0x75, 0x30 } }, h2;
+	struct coll_data_hello d = { .kind = COLL_LINK_PS, .token = 0x1122334455667788ull,
+				     .rank = 5 }, d2;
+	struct coll_welcome w = { .world = 2, .token = 42, .codec = 1,
+				  .param = 8 }, w2;
+	const uint8_t addrs[2][6] = { { 127, 0, 0, 1, 0x12, 0x34 },
+				      { 127, 0, 0, 2, 0x56, 0x78 } };
+	struct sockaddr_in sa[2];
+	uint8_t buf[64];
+
+	coll_hello_encode(&h, buf);
+	EXPECT_EQ(0, memcmp(buf, hello_bytes, sizeof(hello_bytes)));
+	ASSERT_EQ(0, coll_hello_decode(buf, COLL_HELLO_LEN, &h2));
+	EXPECT_EQ(0, memcmp(&h, &h2, sizeof(h)));
+	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN - 1, &h2));
+	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN + 1, &h2));
+
+	ASSERT_EQ(40u, coll_welcome_len(2));
+	coll_welcome_encode(&w, addrs, buf);
+	EXPECT_EQ(2u, coll_get32(buf));
+	EXPECT_EQ(42u, coll_get64(buf + 8));
+	EXPECT_EQ(0, memcmp(buf + 32, addrs[1], 6));
+	ASSERT_EQ(0, coll_welcome_decode(buf, 40, 2, &w2, sa));
+	EXPECT_EQ(42u, w2.token);
+	EXPECT_EQ(1, w2.codec);
+	EXPECT_EQ(8, w2.param);
+	EXPECT_EQ(0, memcmp(&sa[1].sin_addr.s_addr, addrs[1], 4));
+	EXPECT_EQ(0, memcmp(&sa[1].sin_port, addrs[1] + 4, 2));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 39, 2, &w2, sa));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 40, 3, &w2, sa));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 32, 1, &w2, sa));
+
+	coll_data_hello_encode(&d, buf);
+	EXPECT_EQ(COLL_DATA_MAGIC, coll_get32(buf));
+	ASSERT_EQ(0, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN, &d2));
+	EXPECT_EQ(d.kind, d2.kind);
+	EXPECT_EQ(d.token, d2.token);
+	EXPECT_EQ(d.rank, d2.rank);
+	EXPECT_EQ(-EPROTO, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN - 1, &d2));
+	buf[20] = 1;	/* the reserved word */
+	EXPECT_EQ(-EPROTO, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN, &d2));
+	buf[20] = 0;
+	buf[0] ^= 1;	/* the magic */
+	EXPECT_EQ(-EPROTO, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN, &d2));
+}
+
 TEST(bad_config)
 {
 	struct incnn_comm_config cfg;
@@ -1261,6 +1315,55 @@ TEST(processes_ring_and_ps)
 	cfg.codec_mode = INCNN_COLL_CODEC_AUTO;
 	run_procs(_metadata, 4, 20001, false, -1, &cfg, "ebq:8",
 		  INCNN_CODEC_EBQ, 8);
+}
+
+/* INCNN_CODEC=NAME:SETTING, spelt as incctl and the tools spell it */
+TEST(codec_env_spelling)
+{
+	static const struct {
+		const char *env, *err;
+		unsigned int id, param;
+	} cases[] = {
+		{ "ebq:2^-8", NULL, INCNN_CODEC_EBQ, 8 },
+		{ "inceptionn:6", NULL, INCNN_CODEC_INCEPTIONN, 6 },
+		{ "ebq:0.0009765625", NULL, INCNN_CODEC_EBQ, 10 },
+		{ "trunc:24", NULL, INCNN_CODEC_TRUNC, 24 },
+		{ "ebq", NULL, INCNN_CODEC_EBQ, 10 },
+		{ "ebq:31", "INCNN_CODEC=ebq:31: ebq takes bound 2^-1..2^-30", 0, 0 },
+		{ "trunc:12", "INCNN_CODEC=trunc:12: trunc takes bits 8, 16 or 24", 0, 0 },
+		{ "ebq:2^-", "INCNN_CODEC=ebq:2^-: ebq takes bound 2^-1..2^-30", 0, 0 },
+		{ "foo:3", "INCNN_CODEC=foo:3: want auto, none or NAME[:SETTING]", 0, 0 },
+	};
+	struct incnn_comm_config cfg;
+	struct incnn_comm *c;
+	unsigned int id, param;
+	char err[256], port[16];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		incnn_comm_config_init(&cfg);
+		cfg.rank = 0;
+		cfg.world_size = 1;
+		cfg.init_timeout_ms = 5000;
+		snprintf(port, sizeof(port), "%d", free_port());
+		setenv("MASTER_ADDR", "127.0.0.1", 1);
+		setenv("MASTER_PORT", port, 1);
+		setenv("INCNN_CODEC", cases[i].env, 1);
+		err[0] = '\0';
+		if (cases[i].err) {
+			EXPECT_EQ(-EINVAL, incnn_comm_create(&c, &cfg, err,
+							     sizeof(err)));
+			EXPECT_EQ(0, strncmp(err, cases[i].err,
+					     strlen(cases[i].err)))
+				TH_LOG("%s: %s", cases[i].env, err);
+			continue;
+		}
+		ASSERT_EQ(0, incnn_comm_create(&c, &cfg, err, sizeof(err)))
+			TH_LOG("%s: %s", cases[i].env, err);
+		incnn_comm_codec(c, &id, &param);
+		EXPECT_EQ(cases[i].id, id) TH_LOG("%s", cases[i].env);
+		EXPECT_EQ(cases[i].param, param) TH_LOG("%s", cases[i].env);
+		incnn_comm_destroy(c);
+	}
 }
 
 TEST(processes_kill)

@@ -9,7 +9,6 @@
  * transitions, and the one-line parameter errors. The benchmark is the
  * tool: incnn-gvq bench (docs/gradiveq.md).
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,6 @@
  * (bit-identical replicas), and the one-line parameter errors. The
  * benchmark is the tool: incnn-thc bench (docs/thc.md).
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,6 @@
  * allreduce of the packed bucket, codec emulation, ready times, plan
  * mismatch -> error on every rank).
  */
-#define _GNU_SOURCE
 #include <sanitizer/lsan_interface.h>
 
 #include "kselftest_harness.h"

@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 4)
 		return 0;
 	c = incnn_codec_get(1 + data[0] % INCNN_CODEC_MAX);
-	p = c->check_param(data[1]) ? c->default_param : data[1];
+	p = incnn_codec_check_param(c, data[1]) ? c->param.def : data[1];
 	out_len = (data[2] | data[3] << 8) % 16384;
 	if (c->floats)
 		out_len &= ~3u;

@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 
 				incnn_gen_f32(&r, d, scales[s],
 					      (float *)payload, 375);
-				n = incnn_frame_encode(c, c->default_param,
+				n = incnn_frame_encode(c, c->param.def,
 						       0x28, payload, len, head,
 						       frame, len - 1, scratch,
 						       NULL);
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 					return 1;
 				/* codec input: id, param, length, data */
 				in[0] = id - 1;
-				in[1] = c->default_param;
+				in[1] = c->param.def;
 				in[2] = len & 0xff;
 				in[3] = len >> 8;
 				memcpy(in + 4, payload, len);

@@ -36,7 +36,7 @@ if [ $build = 1 ]; then
 	echo "# vm-check: building incnn.ko ($abi), tools, test helpers" >&2
 	if ! {
 		make -C "$kdir" M="$REPO" modules &&
-			make -C "$REPO" BUILD="$BUILD" tools ksft &&
+			make -C "$REPO" BUILD="$BUILD" tools python ksft &&
 			make -C "$SELF_DIR" INCNN_BUILD="$BUILD" OUT="$BUILD/net"
 	} >"$blog" 2>&1; then
 		tail -n 40 "$blog" >&2

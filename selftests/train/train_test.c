@@ -5,7 +5,6 @@
  * tiny network, exact SGD arithmetic, determinism of the initialisation
  * and the shuffle, and the data file reader on good and bad files.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

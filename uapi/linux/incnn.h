@@ -40,6 +40,21 @@ enum incnn_codec_id {
 #define INCNN_BOUND_MAX_K	30
 
 /*
+ * What a codec's parameter is (INCNN_CODEC_A_PARAM_KIND), with its range
+ * INCNN_CODEC_A_PARAM_MIN..INCNN_CODEC_A_PARAM_MAX:
+ *
+ * INCNN_PARAM_NONE: the codec takes none; the parameter is 0.
+ * INCNN_PARAM_BOUND: k of the error bound 2^-k (spelt "bound 2^-k").
+ * INCNN_PARAM_BITS: leading bits kept of each fp32, a multiple of 8
+ *	(spelt "bits B").
+ */
+enum incnn_param_kind {
+	INCNN_PARAM_NONE = 0,
+	INCNN_PARAM_BOUND = 1,
+	INCNN_PARAM_BITS = 2,
+};
+
+/*
  * Wire frame (8 bytes, network byte order), followed by:
  *
  *	head_len raw bytes      payload bytes copied verbatim (pre-anchor
@@ -143,7 +158,8 @@ enum incnn_frame_error {
  *	reply:	INCNN_A_CODECS: nest of INCNN_A_CODEC: nest of
  *		INCNN_CODEC_A_ID, INCNN_CODEC_A_NAME, INCNN_CODEC_A_LOSSY,
  *		INCNN_CODEC_A_PARAM_MIN, INCNN_CODEC_A_PARAM_MAX,
- *		INCNN_CODEC_A_PARAM_DEFAULT
+ *		INCNN_CODEC_A_PARAM_DEFAULT, INCNN_CODEC_A_PARAM_KIND
+ *		(enum incnn_param_kind; kernels before it lack it)
  */
 #define INCNN_GENL_NAME		"incnn"
 #define INCNN_GENL_VERSION	1
@@ -186,6 +202,7 @@ enum incnn_attr {
 
 #define INCNN_A_MAX (__INCNN_A_MAX - 1)
 
+/* at most one rule per DSCP (GET_CONFIG lists up to this many) */
 #define INCNN_MAX_RULES		64
 #define INCNN_FLOW_MAX_LIMIT	1048576
 #define INCNN_DEFAULT_FLOW_MAX	65536
@@ -291,6 +308,7 @@ enum incnn_codec_attr {
 	INCNN_CODEC_A_PARAM_MIN,	/* u8 */
 	INCNN_CODEC_A_PARAM_MAX,	/* u8 */
 	INCNN_CODEC_A_PARAM_DEFAULT,	/* u8 */
+	INCNN_CODEC_A_PARAM_KIND,	/* u8: enum incnn_param_kind */
 	__INCNN_CODEC_A_MAX
 };
 

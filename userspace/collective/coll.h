@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * incnn collective: internals shared by comm.c (communicator, store
- * client, connection setup), ops.c (ring and worker-aggregator data
- * phases), store.c (rank 0's store thread), rule.c (netlink rule
- * lookup, codec emulation) and layers.c (gradient buckets; the pure
- * planner and model tables are plan.c and models.c).
+ * incnn collective: internals shared by its files, one concern each:
+ *	config.c	struct incnn_comm_config -> struct coll_cfg
+ *	comm.c		the communicator's lifecycle and errors
+ *	store_client.c	every rank's store connection
+ *	store.c		rank 0's store thread
+ *	buf.c		byte buffers, the store protocol's framing
+ *	msg.c		the setup messages (HELLO, WELCOME, data hello)
+ *	link.c		the data connections' setup (state machine)
+ *	sock.c		socket helpers
+ *	ops.c		the ring and worker-aggregator data phases
+ *	rule.c		the module's rule (netlink), codec emulation
+ *	layers.c	gradient buckets (the pure planner and model tables
+ *			are plan.c and models.c)
  *
- * Static functions carry a per-file prefix (cm_, op_, srv_, nl_, ly_, pl_,
- * md_) so that the files can also be compiled as one translation unit.
+ * Static functions carry a per-file prefix (cm_, op_, srv_, ly_, pl_,
+ * md_); what files share is incnn_coll_* or coll_*, and hidden from
+ * libincnn.so.
  */
 #ifndef INCNN_COLL_H
 #define INCNN_COLL_H
@@ -19,14 +28,42 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
 
 #include "include/incnn/collective.h"
 #include "codec.h"
+#include <incnn/codec_param.h>
 
 #define COLL_HIDDEN __attribute__((visibility("hidden")))
 #define COLL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 #define COLL_MSG_LEN	512	/* error messages */
+
+/* --- configuration (config.c) ------------------------------------------ */
+
+/* struct incnn_comm_config resolved: every setting known and in range */
+struct coll_cfg {
+	struct sockaddr_in master;
+	bool have_master;
+	int rank, world;
+	int store_fd;
+	struct sockaddr_in data;
+	bool have_data;
+	int tos;
+	size_t chunk_bytes;
+	int timeout_ms, init_timeout_ms;
+	int sockbuf;
+	enum incnn_coll_codec_mode codec_mode;
+	unsigned int codec_id, codec_param;
+};
+
+/* 0, or -EINVAL / -EHOSTUNREACH with a one-line message in @err */
+COLL_HIDDEN int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
+					  struct coll_cfg *k, char *err,
+					  size_t errlen);
+/* snprintf() into @buf unless it is NULL */
+COLL_HIDDEN void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
+	COLL_PRINTF(3, 4);
 
 /* --- store protocol ------------------------------------------------------
  *
@@ -115,6 +152,50 @@ static inline uint64_t coll_get64(const uint8_t *p)
 {
 	return (uint64_t)coll_get32(p) << 32 | coll_get32(p + 4);
 }
+
+/* --- setup messages (msg.c): encode, and decode with bounds checks ----- */
+
+#define COLL_HELLO_LEN		24
+#define COLL_WELCOME_HDR_LEN	24
+#define COLL_WELCOME_ADDR_LEN	8
+
+struct coll_hello {
+	uint16_t version;
+	uint32_t rank, world;
+	uint8_t codec, param;
+	uint8_t addr[6];	/* data listener: IPv4 address, port (net order) */
+};
+
+struct coll_welcome {
+	uint32_t world;
+	uint64_t token;
+	uint8_t codec, param;
+};
+
+struct coll_data_hello {
+	uint16_t kind;		/* enum coll_link_kind */
+	uint64_t token;
+	uint32_t rank;
+};
+
+COLL_HIDDEN void coll_hello_encode(const struct coll_hello *h,
+				   uint8_t out[COLL_HELLO_LEN]);
+/* 0, or -EPROTO when @len is not a HELLO's */
+COLL_HIDDEN int coll_hello_decode(const uint8_t *p, size_t len,
+				  struct coll_hello *h);
+COLL_HIDDEN size_t coll_welcome_len(uint32_t world);
+/* @out has coll_welcome_len(w->world) bytes; @addrs as in HELLOs */
+COLL_HIDDEN void coll_welcome_encode(const struct coll_welcome *w,
+				     const uint8_t (*addrs)[6], uint8_t *out);
+/* 0, or -EPROTO unless it is a WELCOME for @world ranks; @addrs[world] */
+COLL_HIDDEN int coll_welcome_decode(const uint8_t *p, size_t len,
+				    uint32_t world, struct coll_welcome *w,
+				    struct sockaddr_in *addrs);
+COLL_HIDDEN void coll_data_hello_encode(const struct coll_data_hello *h,
+					uint8_t out[COLL_DATA_HELLO_LEN]);
+/* 0, or -EPROTO: not a data hello of this protocol (another job, a scan) */
+COLL_HIDDEN int coll_data_hello_decode(const uint8_t *p, size_t len,
+				       struct coll_data_hello *h);
 
 /* A growable byte buffer: [off, len) is pending (unsent or unparsed). */
 struct coll_buf {
@@ -213,43 +294,57 @@ COLL_HIDDEN void incnn_coll_q_free(struct coll_q *q);
 /* x = decode(encode(x)) in place. 0 or -errno (never for valid input). */
 COLL_HIDDEN int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n);
 /* "ebq 2^-10", "trunc 16 bits", "identity" */
+/* Why incnn_coll_codec_check() refused: a one-line message into @buf. */
+COLL_HIDDEN void incnn_coll_codec_why(unsigned int codec_id,
+				      unsigned int param, char *buf,
+				      size_t len);
 COLL_HIDDEN void incnn_coll_codec_desc(unsigned int codec_id,
 				       unsigned int param, char *buf,
 				       size_t len);
 
 /* --- the communicator (comm.c, ops.c) ----------------------------------- */
 struct incnn_comm {
+	/* the job, as configured (config.c) */
 	int rank, world;
 	int tos;
 	size_t chunk;		/* floats */
 	int timeout_ms, init_timeout_ms;
 	int sockbuf;
-	struct coll_q q;	/* the job's codec */
-	unsigned int codec_id, codec_param;
-	/*
-	 * This host's module applies the job's codec to our marked sends
-	 * (AUTO found that rule): quantise only what we keep, see ops.c.
-	 */
-	bool wire_q;
 
-	/* store client */
-	int store_fd;
-	struct coll_buf sin, sout;
-	uint64_t seq;		/* calls made */
-	bool got_result;
-	struct coll_buf result;	/* RESULT payload of call @seq */
-	bool got_welcome, got_go;
-	struct coll_buf welcome;
-	struct coll_server *server;	/* rank 0 */
+	/* the job's codec (rule.c) */
+	struct {
+		struct coll_q q;
+		unsigned int id, param;
+		/*
+		 * This host's module applies the job's codec to our marked
+		 * sends (AUTO found that rule): quantise only what we keep,
+		 * see ops.c.
+		 */
+		bool wire_q;
+	} codec;
 
-	/* data sockets, -1 when absent */
-	int listen_fd;
-	int ring_send_fd;	/* to (rank + 1) % world */
-	int ring_recv_fd;	/* from (rank - 1) % world */
-	int ps_fd;		/* worker: to rank 0 */
-	int *ps_fds;		/* rank 0: from worker w at [w] */
+	/* the store client (store_client.c) */
+	struct {
+		int fd;
+		struct coll_buf in, out;
+		uint64_t seq;		/* calls made */
+		bool got_result;
+		struct coll_buf result;	/* RESULT payload of call @seq */
+		bool got_welcome, got_go;
+		struct coll_buf welcome;
+		struct coll_server *server;	/* rank 0 */
+	} store;
 
-	/* staging for received partial sums */
+	/* the data connections (link.c), -1 when absent */
+	struct {
+		int listen_fd;
+		int ring_send_fd;	/* to (rank + 1) % world */
+		int ring_recv_fd;	/* from (rank - 1) % world */
+		int ps_fd;		/* worker: to rank 0 */
+		int *ps_fds;		/* rank 0: from worker w at [w] */
+	} link;
+
+	/* the data phases (ops.c): staging for received partial sums */
 	float *stage;
 	size_t stage_cap;	/* floats */
 
@@ -258,19 +353,60 @@ struct incnn_comm {
 	char errmsg[COLL_MSG_LEN];
 
 	/* fault injection (tests) */
-	enum incnn_coll_fault fault;
-	uint64_t fault_after;
-	int fault_stall_ms;
-	bool fault_fired;
-	bool send_shut;		/* FAULT_SHORT fired */
+	struct {
+		enum incnn_coll_fault kind;
+		uint64_t after;
+		int stall_ms;
+		bool fired;
+		bool send_shut;		/* FAULT_SHORT fired */
+	} fault;
 
-	/* incnn_comm_probe_cost() (layers.c): [0] ring, [1] ps */
-	bool cost_known[2];
-	double cost_a[2], cost_b[2];
-	/* incnn_allreduce_layers(): packed buckets, kept between calls */
-	float *bucket_stage;
-	size_t bucket_stage_cap;	/* floats */
+	/* gradient buckets (layers.c) */
+	struct {
+		/* incnn_comm_probe_cost(): [0] ring, [1] ps */
+		bool cost_known[2];
+		double cost_a[2], cost_b[2];
+		/* incnn_allreduce_layers(): packed buckets, kept */
+		float *stage;
+		size_t stage_cap;	/* floats */
+	} wfbp;
 };
+
+/* --- store client (store_client.c) ------------------------------------- */
+
+/* after its own deadline, how long a rank waits for a store that went away */
+#define COLL_GRACE_MS	2000
+
+/* Connect to the store at @a, retrying until @deadline. 0 or the error. */
+COLL_HIDDEN int incnn_coll_store_connect(struct incnn_comm *c,
+					 const struct sockaddr_in *a,
+					 int64_t deadline);
+/* Pump the store connection until *@flag or @deadline (@what: for errors) */
+COLL_HIDDEN int incnn_coll_store_wait(struct incnn_comm *c, const bool *flag,
+				      int64_t deadline, const char *what);
+
+/* --- data connections (link.c) ------------------------------------------ */
+
+/* Listen for data connections on the store connection's address (or
+ * k->data); *@me: where. 0 or the error. */
+COLL_HIDDEN int incnn_coll_listen_data(struct incnn_comm *c,
+				       const struct coll_cfg *k,
+				       struct sockaddr_in *me);
+/* Connect the ring and aggregator links of every rank (@addrs: each
+ * rank's listener, @token: the job's) by @deadline. 0 or the error. */
+COLL_HIDDEN int incnn_coll_links_setup(struct incnn_comm *c, uint64_t token,
+				       struct sockaddr_in *addrs,
+				       int64_t deadline);
+
+/* --- sockets (sock.c) ---------------------------------------------------- */
+
+COLL_HIDDEN void incnn_coll_sockbuf(int fd, int size, bool snd);
+/* A TCP socket with the job's options (buffers when @bufs), or -errno */
+COLL_HIDDEN int incnn_coll_socket(struct incnn_comm *c, bool bufs);
+/* A connect() error worth retrying until the deadline */
+COLL_HIDDEN bool incnn_coll_retryable(int err);
+COLL_HIDDEN const char *incnn_coll_addr_str(const struct sockaddr_in *a,
+					    char *buf, size_t len);
 
 /*
  * Record the first error (later ones are ignored) and abort: tell the

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The communicator: configuration, rendezvous through the store, data
- * connection setup, errors and teardown.
+ * The communicator's lifecycle: create (configuration from config.c,
+ * rendezvous through the store client, data connections from link.c),
+ * errors, destroy.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -20,26 +21,7 @@
 
 #include "coll.h"
 
-/* --- configuration ------------------------------------------------------ */
-
-struct cm_cfg {
-	struct sockaddr_in master;
-	bool have_master;
-	int rank, world;
-	int store_fd;
-	struct sockaddr_in data;
-	bool have_data;
-	int tos;
-	size_t chunk_bytes;
-	int timeout_ms, init_timeout_ms;
-	int sockbuf;
-	enum incnn_coll_codec_mode codec_mode;
-	unsigned int codec_id, codec_param;
-};
-
-static void cm_msg(char *buf, size_t len, const char *fmt, ...)
-	COLL_PRINTF(3, 4);
-static void cm_msg(char *buf, size_t len, const char *fmt, ...)
+void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,283 +32,7 @@ static void cm_msg(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *cm_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
-}
-
-/* A whole-string integer in [min, max] (decimal, or 0x hex). */
-static int cm_parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || end == s || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int cm_resolve_addr(const char *host, uint16_t port,
-			   struct sockaddr_in *out)
-{
-	struct addrinfo hints = { .ai_family = AF_INET,
-				  .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	out->sin_family = AF_INET;
-	out->sin_port = htons(port);
-	if (inet_pton(AF_INET, host, &out->sin_addr) == 1)
-		return 0;
-	ret = getaddrinfo(host, NULL, &hints, &res);
-	if (ret)
-		return -EHOSTUNREACH;
-	out->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
-	freeaddrinfo(res);
-	return 0;
-}
-
-/* "auto", "none", "NAME" or "NAME:PARAM" */
-static int cm_parse_codec(const char *s, struct cm_cfg *k, char *err,
-			  size_t errlen)
-{
-	char name[32];
-	const char *colon = strchr(s, ':');
-	const struct incnn_codec *codec;
-	size_t len = colon ? (size_t)(colon - s) : strlen(s);
-	long param;
-
-	if (!strcmp(s, "auto")) {
-		k->codec_mode = INCNN_COLL_CODEC_AUTO;
-		return 0;
-	}
-	if (!strcmp(s, "none")) {
-		k->codec_mode = INCNN_COLL_CODEC_NONE;
-		return 0;
-	}
-	if (len >= sizeof(name))
-		goto bad;
-	memcpy(name, s, len);
-	name[len] = '\0';
-	codec = incnn_codec_find(name);
-	if (!codec)
-		goto bad;
-	if (colon) {
-		if (cm_parse_long(colon + 1, 0, 255, &param))
-			goto bad;
-	} else {
-		param = codec->default_param;
-	}
-	k->codec_mode = INCNN_COLL_CODEC_EMULATE;
-	k->codec_id = codec->id;
-	k->codec_param = (unsigned int)param;
-	return 0;
-bad:
-	cm_msg(err, errlen,
-	       "INCNN_CODEC=%s: want auto, none or NAME[:PARAM] (e.g. ebq:10)",
-	       s);
-	return -EINVAL;
-}
-
-static int cm_resolve(const struct incnn_comm_config *cfg, struct cm_cfg *k,
-		      char *err, size_t errlen)
-{
-	const char *addr = cfg->master_addr ? cfg->master_addr :
-			   cm_env("MASTER_ADDR");
-	const char *s;
-	long v;
-	int ret;
-
-	memset(k, 0, sizeof(*k));
-	k->store_fd = cfg->store_fd;
-
-	/* rank and world size */
-	if (cfg->world_size >= 0) {
-		v = cfg->world_size;
-	} else if (cm_parse_long(cm_env("WORLD_SIZE"), 0, LONG_MAX, &v)) {
-		cm_msg(err, errlen, "WORLD_SIZE is %s",
-		       cm_env("WORLD_SIZE") ? "not a number" : "not set");
-		return -EINVAL;
-	}
-	if (v < 1 || v > INCNN_COLL_MAX_WORLD) {
-		cm_msg(err, errlen, "world size %ld is out of range 1..%d", v,
-		       INCNN_COLL_MAX_WORLD);
-		return -EINVAL;
-	}
-	k->world = (int)v;
-	if (cfg->rank >= 0) {
-		v = cfg->rank;
-	} else if (cm_parse_long(cm_env("RANK"), 0, LONG_MAX, &v)) {
-		cm_msg(err, errlen, "RANK is %s",
-		       cm_env("RANK") ? "not a number" : "not set");
-		return -EINVAL;
-	}
-	if (v >= k->world) {
-		cm_msg(err, errlen, "rank %ld is out of range for world size %d",
-		       v, k->world);
-		return -EINVAL;
-	}
-	k->rank = (int)v;
-	if (k->store_fd >= 0 && k->rank != 0) {
-		cm_msg(err, errlen, "store_fd is for rank 0 only");
-		return -EINVAL;
-	}
-
-	/* the store's address: a launcher's listening socket, or the config */
-	if (k->store_fd >= 0 && !addr && cfg->master_port < 0) {
-		socklen_t len = sizeof(k->master);
-
-		if (getsockname(k->store_fd, (struct sockaddr *)&k->master,
-				&len) || k->master.sin_family != AF_INET) {
-			cm_msg(err, errlen, "store_fd is not an IPv4 socket");
-			return -EINVAL;
-		}
-		if (k->master.sin_addr.s_addr == htonl(INADDR_ANY))
-			k->master.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	} else {
-		if (cfg->master_port >= 0) {
-			v = cfg->master_port;
-		} else if (cm_parse_long(cm_env("MASTER_PORT"), 0, 65535, &v)) {
-			cm_msg(err, errlen, "MASTER_PORT is %s",
-			       cm_env("MASTER_PORT") ? "not a port number" :
-			       "not set");
-			return -EINVAL;
-		}
-		if (v < 1 || v > 65535) {
-			cm_msg(err, errlen, "master port %ld is out of range 1..65535", v);
-			return -EINVAL;
-		}
-		if (!addr) {
-			cm_msg(err, errlen, "MASTER_ADDR is not set");
-			return -EINVAL;
-		}
-		ret = cm_resolve_addr(addr, (uint16_t)v, &k->master);
-		if (ret) {
-			cm_msg(err, errlen, "cannot resolve MASTER_ADDR %s to an IPv4 address", addr);
-			return ret;
-		}
-	}
-	k->have_master = true;
-
-	s = cfg->data_addr ? cfg->data_addr : cm_env("INCNN_DATA_ADDR");
-	if (s) {
-		if (cm_resolve_addr(s, 0, &k->data)) {
-			cm_msg(err, errlen, "cannot resolve data address %s", s);
-			return -EINVAL;
-		}
-		k->have_data = true;
-	}
-
-	if (cfg->tos >= 0)
-		v = cfg->tos;
-	else if (!cm_env("INCNN_TOS"))
-		v = INCNN_COLL_DEFAULT_TOS;
-	else if (cm_parse_long(cm_env("INCNN_TOS"), 0, 255, &v)) {
-		cm_msg(err, errlen, "INCNN_TOS=%s: want 0..255", cm_env("INCNN_TOS"));
-		return -EINVAL;
-	}
-	if (v > 255) {
-		cm_msg(err, errlen, "tos %ld is out of range 0..255", v);
-		return -EINVAL;
-	}
-	k->tos = (int)v;
-
-	if (cfg->chunk_bytes) {
-		k->chunk_bytes = cfg->chunk_bytes;
-	} else if (cm_env("INCNN_CHUNK")) {
-		if (cm_parse_long(cm_env("INCNN_CHUNK"), 4, 1L << 30, &v)) {
-			cm_msg(err, errlen, "INCNN_CHUNK=%s: want 4..2^30 bytes",
-			       cm_env("INCNN_CHUNK"));
-			return -EINVAL;
-		}
-		k->chunk_bytes = (size_t)v;
-	} else {
-		k->chunk_bytes = INCNN_COLL_DEFAULT_CHUNK;
-	}
-	if (k->chunk_bytes < 4 || k->chunk_bytes > (1u << 30)) {
-		cm_msg(err, errlen, "chunk size %zu is out of range 4..2^30 bytes",
-		       k->chunk_bytes);
-		return -EINVAL;
-	}
-
-	if (cfg->timeout_ms > 0)
-		v = cfg->timeout_ms;
-	else if (!cm_env("INCNN_TIMEOUT_MS"))
-		v = INCNN_COLL_DEFAULT_TIMEOUT_MS;
-	else if (cm_parse_long(cm_env("INCNN_TIMEOUT_MS"), 1, 86400000, &v)) {
-		cm_msg(err, errlen, "INCNN_TIMEOUT_MS=%s: want 1..86400000",
-		       cm_env("INCNN_TIMEOUT_MS"));
-		return -EINVAL;
-	}
-	k->timeout_ms = (int)v;
-	if (cfg->init_timeout_ms > 0)
-		v = cfg->init_timeout_ms;
-	else if (!cm_env("INCNN_INIT_TIMEOUT_MS"))
-		v = INCNN_COLL_DEFAULT_INIT_TIMEOUT_MS;
-	else if (cm_parse_long(cm_env("INCNN_INIT_TIMEOUT_MS"), 1, 86400000,
-			       &v)) {
-		cm_msg(err, errlen, "INCNN_INIT_TIMEOUT_MS=%s: want 1..86400000",
-		       cm_env("INCNN_INIT_TIMEOUT_MS"));
-		return -EINVAL;
-	}
-	k->init_timeout_ms = (int)v;
-
-	if (cfg->sockbuf >= 0)
-		v = cfg->sockbuf;
-	else if (!cm_env("INCNN_SOCKBUF"))
-		v = INCNN_COLL_DEFAULT_SOCKBUF;
-	else if (cm_parse_long(cm_env("INCNN_SOCKBUF"), 0, 1L << 30, &v)) {
-		cm_msg(err, errlen, "INCNN_SOCKBUF=%s: want 0..2^30 bytes",
-		       cm_env("INCNN_SOCKBUF"));
-		return -EINVAL;
-	}
-	k->sockbuf = (int)v;
-
-	k->codec_mode = cfg->codec_mode;
-	k->codec_id = cfg->codec_id;
-	k->codec_param = cfg->codec_param;
-	if (cfg->codec_mode == INCNN_COLL_CODEC_AUTO && cm_env("INCNN_CODEC")) {
-		ret = cm_parse_codec(cm_env("INCNN_CODEC"), k, err, errlen);
-		if (ret)
-			return ret;
-	}
-	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE &&
-	    incnn_codec_get(k->codec_id) &&
-	    !incnn_codec_get(k->codec_id)->lossy &&
-	    !incnn_codec_get(k->codec_id)->check_param((u8)k->codec_param))
-		k->codec_mode = INCNN_COLL_CODEC_NONE;	/* lz4: values exact */
-	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE &&
-	    incnn_coll_codec_check(k->codec_id, k->codec_param)) {
-		cm_msg(err, errlen, "codec %u with parameter %u cannot be emulated (want a lossy codec: inceptionn or ebq with k in 1..30, trunc with 8, 16 or 24 bits)",
-		       k->codec_id, k->codec_param);
-		return -EINVAL;
-	}
-	if (k->codec_mode > INCNN_COLL_CODEC_EMULATE) {
-		cm_msg(err, errlen, "unknown codec mode %d", (int)k->codec_mode);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-void incnn_comm_config_init(struct incnn_comm_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->master_port = -1;
-	cfg->rank = -1;
-	cfg->world_size = -1;
-	cfg->store_fd = -1;
-	cfg->tos = -1;
-	cfg->sockbuf = -1;
-	cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
-}
+#define cm_msg incnn_coll_msg
 
 /* --- errors ------------------------------------------------------------- */
 
@@ -345,12 +51,12 @@ static void cm_reset_data(struct incnn_comm *c)
 {
 	int w;
 
-	incnn_coll_close_rst(&c->ring_send_fd);
-	incnn_coll_close_rst(&c->ring_recv_fd);
-	incnn_coll_close_rst(&c->ps_fd);
-	if (c->ps_fds)
+	incnn_coll_close_rst(&c->link.ring_send_fd);
+	incnn_coll_close_rst(&c->link.ring_recv_fd);
+	incnn_coll_close_rst(&c->link.ps_fd);
+	if (c->link.ps_fds)
 		for (w = 0; w < c->world; w++)
-			incnn_coll_close_rst(&c->ps_fds[w]);
+			incnn_coll_close_rst(&c->link.ps_fds[w]);
 }
 
 int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
@@ -364,11 +70,11 @@ int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
 	va_start(ap, fmt);
 	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
 	va_end(ap);
-	if (!from_store && c->store_fd >= 0) {
+	if (!from_store && c->store.fd >= 0) {
 		/* best effort, never waits: the store relays it to everyone */
-		if (!incnn_coll_msg_append(&c->sout, COLL_MSG_ABORT, c->errmsg,
+		if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_ABORT, c->errmsg,
 					   strlen(c->errmsg)))
-			incnn_coll_buf_flush(c->store_fd, &c->sout);
+			incnn_coll_buf_flush(c->store.fd, &c->store.out);
 	}
 	cm_reset_data(c);
 	return c->err;
@@ -393,726 +99,56 @@ void incnn_comm_codec(const struct incnn_comm *c, unsigned int *codec_id,
 		      unsigned int *codec_param)
 {
 	if (codec_id)
-		*codec_id = c->codec_id;
+		*codec_id = c->codec.id;
 	if (codec_param)
-		*codec_param = c->codec_param;
-}
-
-/* --- store client ------------------------------------------------------- */
-
-int incnn_coll_store_send(struct incnn_comm *c, uint16_t type,
-			  const void *payload, size_t len)
-{
-	int64_t deadline = coll_now_ms() + c->timeout_ms;
-	int ret;
-
-	if (c->store_fd < 0)
-		return incnn_coll_fail(c, -ENOTCONN, true,
-				       "not connected to the store");
-	ret = incnn_coll_msg_append(&c->sout, type, payload, len);
-	if (ret)
-		return incnn_coll_fail(c, ret, false, "store message: %s",
-				       strerror(-ret));
-	for (;;) {
-		struct pollfd p = { .fd = c->store_fd, .events = POLLOUT };
-
-		ret = incnn_coll_buf_flush(c->store_fd, &c->sout);
-		if (ret)
-			return incnn_coll_fail(c, -ECONNRESET, true,
-					       "lost the connection to the store (rank 0): %s",
-					       strerror(-ret));
-		if (c->sout.off == c->sout.len)
-			return 0;
-		ret = poll(&p, 1, coll_left_ms(deadline));
-		if (ret == 0)
-			return incnn_coll_fail(c, -ETIMEDOUT, true,
-					       "timed out after %d ms sending to the store (rank 0 stalled?)",
-					       c->timeout_ms);
-	}
-}
-
-static int cm_store_message(struct incnn_comm *c, uint16_t type,
-			    const uint8_t *p, uint32_t len)
-{
-	char text[COLL_MSG_LEN];
-	size_t n;
-
-	switch (type) {
-	case COLL_MSG_ERROR:
-		if (len < 4)
-			break;
-		n = len - 4 < sizeof(text) - 1 ? len - 4 : sizeof(text) - 1;
-		memcpy(text, p + 4, n);
-		text[n] = '\0';
-		return incnn_coll_fail(c, -(int)(coll_get32(p) & 0xffff), true,
-				       "%s", text);
-	case COLL_MSG_RESULT:
-		if (len < 8 || coll_get64(p) != c->seq || c->got_result)
-			break;
-		c->result.off = c->result.len = 0;
-		if (incnn_coll_buf_append(&c->result, p + 8, len - 8))
-			return incnn_coll_fail(c, -ENOMEM, false,
-					       "out of memory");
-		c->got_result = true;
-		return 0;
-	case COLL_MSG_WELCOME:
-		if (c->got_welcome)
-			break;
-		if (incnn_coll_buf_append(&c->welcome, p, len))
-			return incnn_coll_fail(c, -ENOMEM, false,
-					       "out of memory");
-		c->got_welcome = true;
-		return 0;
-	case COLL_MSG_GO:
-		if (!c->got_welcome || c->got_go)
-			break;
-		c->got_go = true;
-		return 0;
-	default:
-		break;
-	}
-	return incnn_coll_fail(c, -EPROTO, false,
-			       "unexpected message %u from the store", type);
-}
-
-int incnn_coll_store_pump(struct incnn_comm *c)
-{
-	if (c->err)
-		return c->err;
-	for (;;) {
-		ssize_t k = incnn_coll_buf_read(c->store_fd, &c->sin);
-		const uint8_t *p;
-		uint16_t type;
-		uint32_t len;
-		int ret;
-
-		if (k == -EAGAIN)
-			return 0;
-		if (k <= 0)
-			return incnn_coll_fail(c, -ECONNRESET, true,
-					       "lost the connection to the store (rank 0 died?)%s%s",
-					       k < 0 ? ": " : "",
-					       k < 0 ? strerror((int)-k) : "");
-		while ((ret = incnn_coll_msg_peek(&c->sin, &type, &p,
-						  &len)) == 1) {
-			ret = cm_store_message(c, type, p, len);
-			incnn_coll_buf_consume(&c->sin, COLL_HDR_LEN + len);
-			if (ret)
-				return ret;
-		}
-		if (ret < 0)
-			return incnn_coll_fail(c, -EPROTO, true,
-					       "garbage from the store");
-	}
-}
-
-/* Wait until *flag (set by the pump) or @deadline. */
-static int cm_store_wait(struct incnn_comm *c, const bool *flag,
-			 int64_t deadline, const char *what)
-{
-	while (!*flag) {
-		struct pollfd p = { .fd = c->store_fd, .events = POLLIN };
-		int ret = poll(&p, 1, coll_left_ms(deadline));
-
-		if (ret < 0 && errno != EINTR)
-			return incnn_coll_fail(c, -errno, false, "poll: %s",
-					       strerror(errno));
-		if (ret == 0)
-			return incnn_coll_fail(c, -ETIMEDOUT, false,
-					       "timed out after %d ms %s",
-					       c->init_timeout_ms, what);
-		ret = incnn_coll_store_pump(c);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/* how much longer a rank waits for the store's verdict than the store */
-#define CM_GRACE_MS	2000
-
-/* --- sockets ------------------------------------------------------------ */
-
-static long cm_read_sysctl(const char *path)
-{
-	char buf[32];
-	long v = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t k;
-
-	if (fd < 0)
-		return -1;
-	k = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (k > 0) {
-		buf[k] = '\0';
-		v = strtol(buf, NULL, 10);
-	}
-	return v;
-}
-
-/*
- * Large socket buffers, without ever capping them below what autotuning
- * would reach: SO_*BUFFORCE when allowed, else the plain option when the
- * size fits net.core.[wr]mem_max, else leave the kernel to autotune.
- */
-static void cm_sockbuf(int fd, int size, bool snd)
-{
-	int force = snd ? SO_SNDBUFFORCE : SO_RCVBUFFORCE;
-	int plain = snd ? SO_SNDBUF : SO_RCVBUF;
-	long max;
-
-	if (size <= 0)
-		return;
-	if (!setsockopt(fd, SOL_SOCKET, force, &size, sizeof(size)))
-		return;
-	max = cm_read_sysctl(snd ? "/proc/sys/net/core/wmem_max" :
-			     "/proc/sys/net/core/rmem_max");
-	if (max >= size)
-		setsockopt(fd, SOL_SOCKET, plain, &size, sizeof(size));
-}
-
-static int cm_socket(struct incnn_comm *c, bool bufs)
-{
-	int one = 1;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (bufs) {
-		cm_sockbuf(fd, c->sockbuf, true);
-		cm_sockbuf(fd, c->sockbuf, false);
-	}
-	return fd;
-}
-
-static bool cm_retryable(int err)
-{
-	return err == ECONNREFUSED || err == ETIMEDOUT || err == ENETUNREACH ||
-	       err == EHOSTUNREACH || err == ECONNRESET || err == EAGAIN;
-}
-
-static const char *cm_addr_str(const struct sockaddr_in *a, char *buf,
-			       size_t len)
-{
-	char ip[INET_ADDRSTRLEN];
-
-	inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
-	snprintf(buf, len, "%s:%u", ip, ntohs(a->sin_port));
-	return buf;
-}
-
-/* Connect to the store, retrying while rank 0 is not up yet. */
-static int cm_connect_store(struct incnn_comm *c, const struct sockaddr_in *a,
-			    int64_t deadline)
-{
-	char where[32];
-	int last = 0;
-
-	cm_addr_str(a, where, sizeof(where));
-	for (;;) {
-		int fd = cm_socket(c, false), err = 0;
-		socklen_t elen = sizeof(err);
-
-		if (fd < 0)
-			return incnn_coll_fail(c, fd, true, "socket: %s",
-					       strerror(-fd));
-		if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0) {
-			c->store_fd = fd;
-			return 0;
-		}
-		if (errno == EINPROGRESS) {
-			struct pollfd p = { .fd = fd, .events = POLLOUT };
-
-			if (poll(&p, 1, coll_left_ms(deadline)) > 0 &&
-			    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err,
-					&elen) && err == 0) {
-				c->store_fd = fd;
-				return 0;
-			}
-			if (!err)
-				err = ETIMEDOUT;
-		} else {
-			err = errno;
-		}
-		close(fd);
-		last = err;
-		if (!cm_retryable(err))
-			break;
-		if (coll_now_ms() + 100 >= deadline)
-			break;
-		usleep(100000);
-	}
-	return incnn_coll_fail(c, last == ETIMEDOUT || cm_retryable(last) ?
-			       -ETIMEDOUT : -last, true,
-			       "cannot reach the store (rank 0) at %s within %d ms: %s",
-			       where, c->init_timeout_ms, strerror(last));
-}
-
-/* --- data connections --------------------------------------------------- */
-
-enum cm_link_state {
-	CM_START,	/* (re)connect when retry_at has passed */
-	CM_CONNECTING,
-	CM_HELLO,	/* sending the identification */
-	CM_ACK,		/* waiting for the acknowledgement */
-	CM_OUTQ,	/* waiting for SIOCOUTQ == 0 */
-	CM_DONE,
-	/* accepted connections */
-	CM_IN_HELLO,	/* reading the identification */
-	CM_IN_ACK,	/* sending the acknowledgement */
-};
-
-struct cm_link {
-	int fd;
-	int peer;		/* rank */
-	int kind;		/* enum coll_link_kind */
-	enum cm_link_state state;
-	uint8_t buf[COLL_DATA_HELLO_LEN];
-	size_t n;
-	int64_t retry_at;
-	int last_err;
-	short events;		/* what to poll for */
-	struct sockaddr_in addr;
-};
-
-struct cm_setup {
-	struct incnn_comm *c;
-	uint64_t token;
-	struct sockaddr_in *addrs;	/* per rank */
-	struct cm_link out[2];
-	int nout;
-	struct cm_link *in;		/* accepted, being identified */
-	size_t nin, capin;
-	int expect_in, have_in;
-};
-
-static void cm_hello(struct cm_setup *st, struct cm_link *l)
-{
-	uint8_t *p = l->buf;
-
-	memset(p, 0, COLL_DATA_HELLO_LEN);
-	coll_put32(p, COLL_DATA_MAGIC);
-	coll_put16(p + 4, COLL_PROTO_VERSION);
-	coll_put16(p + 6, (uint16_t)l->kind);
-	coll_put64(p + 8, st->token);
-	coll_put32(p + 16, (uint32_t)st->c->rank);
-}
-
-static const char *cm_kind_name(int kind)
-{
-	return kind == COLL_LINK_RING ? "ring" : "aggregator";
-}
-
-/* Advance an outgoing link as far as it goes without blocking. */
-static int cm_out_step(struct cm_setup *st, struct cm_link *l)
-{
-	short *events = &l->events;
-	struct incnn_comm *c = st->c;
-	ssize_t k;
-	int outq, tos;
-
-	*events = 0;
-	for (;;) {
-		switch (l->state) {
-		case CM_START:
-			if (coll_now_ms() < l->retry_at)
-				return 0;
-			l->fd = cm_socket(c, true);
-			if (l->fd < 0)
-				return incnn_coll_fail(c, l->fd, false,
-						       "socket: %s",
-						       strerror(-l->fd));
-			cm_hello(st, l);
-			l->n = 0;
-			l->state = CM_CONNECTING;
-			if (connect(l->fd, (struct sockaddr *)&l->addr,
-				    sizeof(l->addr)) == 0)
-				l->state = CM_HELLO;
-			else if (errno != EINPROGRESS)
-				goto conn_err;
-			continue;
-		case CM_CONNECTING:
-			if (connect(l->fd, (struct sockaddr *)&l->addr,
-				    sizeof(l->addr)) == 0 || errno == EISCONN) {
-				l->state = CM_HELLO;
-				continue;
-			}
-			if (errno == EALREADY || errno == EINPROGRESS) {
-				*events = POLLOUT;
-				return 0;
-			}
-			goto conn_err;
-		case CM_HELLO:
-			k = send(l->fd, l->buf + l->n, COLL_DATA_HELLO_LEN - l->n,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (k < 0) {
-				if (errno == EAGAIN || errno == EINTR) {
-					*events = POLLOUT;
-					return 0;
-				}
-				goto conn_err;
-			}
-			l->n += (size_t)k;
-			if (l->n == COLL_DATA_HELLO_LEN)
-				l->state = CM_ACK;
-			continue;
-		case CM_ACK: {
-			uint8_t ack;
-
-			k = recv(l->fd, &ack, 1, MSG_DONTWAIT);
-			if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-				*events = POLLIN;
-				return 0;
-			}
-			if (k != 1 || ack != COLL_DATA_ACK) {
-				char where[32];
-
-				return incnn_coll_fail(c, -ECONNREFUSED, false,
-						       "rank %d (%s) refused the %s data connection",
-						       l->peer,
-						       cm_addr_str(&l->addr, where, sizeof(where)),
-						       cm_kind_name(l->kind));
-			}
-			l->state = CM_OUTQ;
-			continue;
-		}
-		case CM_OUTQ:
-			/* every unmarked byte acknowledged before marking */
-			if (ioctl(l->fd, SIOCOUTQ, &outq))
-				return incnn_coll_fail(c, -errno, false,
-						       "ioctl(SIOCOUTQ): %s",
-						       strerror(errno));
-			if (outq > 0)
-				return 0;	/* polled again shortly */
-			tos = c->tos;
-			if (tos && setsockopt(l->fd, IPPROTO_IP, IP_TOS, &tos,
-					      sizeof(tos)))
-				return incnn_coll_fail(c, -errno, false,
-						       "setsockopt(IP_TOS, 0x%02x): %s",
-						       tos, strerror(errno));
-			l->state = CM_DONE;
-			if (l->kind == COLL_LINK_RING)
-				c->ring_send_fd = l->fd;
-			else
-				c->ps_fd = l->fd;
-			l->fd = -1;
-			return 0;
-		default:
-			return 0;
-		}
-	}
-conn_err:
-	l->last_err = errno;
-	close(l->fd);
-	l->fd = -1;
-	if (!cm_retryable(l->last_err)) {
-		char where[32];
-
-		return incnn_coll_fail(c, -l->last_err, false,
-				       "cannot connect to rank %d at %s: %s",
-				       l->peer,
-				       cm_addr_str(&l->addr, where, sizeof(where)),
-				       strerror(l->last_err));
-	}
-	l->state = CM_START;
-	l->n = 0;
-	l->retry_at = coll_now_ms() + 100;
-	return 0;
-}
-
-static void cm_in_drop(struct cm_setup *st, size_t i)
-{
-	close(st->in[i].fd);
-	st->in[i] = st->in[--st->nin];
-}
-
-/* Identify an accepted connection. 1: done (removed), 0: later. */
-static int cm_in_step(struct cm_setup *st, size_t i)
-{
-	struct incnn_comm *c = st->c;
-	struct cm_link *l = &st->in[i];
-	short *events = &l->events;
-	uint8_t ack = COLL_DATA_ACK;
-	uint32_t rank;
-	int kind, zero = 0, *slot;
-	ssize_t k;
-
-	*events = 0;
-	if (l->state == CM_IN_HELLO) {
-		k = recv(l->fd, l->buf + l->n, COLL_DATA_HELLO_LEN - l->n,
-			 MSG_DONTWAIT);
-		if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-			*events = POLLIN;
-			return 0;
-		}
-		if (k <= 0)
-			goto drop;
-		l->n += (size_t)k;
-		if (l->n < COLL_DATA_HELLO_LEN) {
-			*events = POLLIN;
-			return 0;
-		}
-		kind = coll_get16(l->buf + 6);
-		rank = coll_get32(l->buf + 16);
-		if (coll_get32(l->buf) != COLL_DATA_MAGIC ||
-		    coll_get16(l->buf + 4) != COLL_PROTO_VERSION ||
-		    coll_get64(l->buf + 8) != st->token ||
-		    coll_get32(l->buf + 20) != 0)
-			goto drop;	/* not ours: another job, a scanner */
-		if (kind == COLL_LINK_RING &&
-		    rank == (uint32_t)((c->rank + c->world - 1) % c->world))
-			slot = &c->ring_recv_fd;
-		else if (kind == COLL_LINK_PS && c->rank == 0 && rank > 0 &&
-			 rank < (uint32_t)c->world)
-			slot = &c->ps_fds[rank];
-		else
-			goto drop;
-		if (*slot >= 0)
-			goto drop;	/* duplicate */
-		l->peer = (int)rank;
-		l->kind = kind;
-		l->state = CM_IN_ACK;
-	}
-	k = send(l->fd, &ack, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-		*events = POLLOUT;
-		return 0;
-	}
-	if (k != 1)
-		goto drop;
-	/* our side of it never carries floats towards the peer except the
-	 * aggregator's down leg, which stays unmarked */
-	setsockopt(l->fd, IPPROTO_IP, IP_TOS, &zero, sizeof(zero));
-	cm_sockbuf(l->fd, c->sockbuf, true);
-	if (l->kind == COLL_LINK_RING)
-		c->ring_recv_fd = l->fd;
-	else
-		c->ps_fds[l->peer] = l->fd;
-	st->have_in++;
-	st->in[i] = st->in[--st->nin];
-	return 1;
-drop:
-	cm_in_drop(st, i);
-	return 1;
-}
-
-static void cm_accept(struct cm_setup *st)
-{
-	for (;;) {
-		int fd = accept4(st->c->listen_fd, NULL, NULL,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int one = 1;
-
-		if (fd < 0)
-			return;
-		if (st->nin == st->capin) {
-			size_t cap = st->capin ? 2 * st->capin : 8;
-			struct cm_link *n;
-
-			if (cap > 256) {	/* a flood: not ours */
-				close(fd);
-				continue;
-			}
-			n = realloc(st->in, cap * sizeof(*n));
-			if (!n) {
-				close(fd);
-				continue;
-			}
-			st->in = n;
-			st->capin = cap;
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		st->in[st->nin++] = (struct cm_link){ .fd = fd,
-						      .state = CM_IN_HELLO,
-						      .events = POLLIN };
-	}
-}
-
-static int cm_setup_links(struct incnn_comm *c, struct cm_setup *st,
-			  int64_t deadline)
-{
-	struct pollfd *pfd = NULL;
-	int ret = 0, i;
-
-	st->nout = 0;
-	if (c->world >= 2) {
-		int succ = (c->rank + 1) % c->world;
-
-		st->out[st->nout++] = (struct cm_link){
-			.fd = -1, .peer = succ, .kind = COLL_LINK_RING,
-			.addr = st->addrs[succ] };
-		st->expect_in++;
-		if (c->rank != 0)
-			st->out[st->nout++] = (struct cm_link){
-				.fd = -1, .peer = 0, .kind = COLL_LINK_PS,
-				.addr = st->addrs[0] };
-		else
-			st->expect_in += c->world - 1;
-	}
-	for (;;) {
-		size_t n = 0, j;
-		int timeout, done = 0;
-
-		for (i = 0; i < st->nout; i++) {
-			ret = cm_out_step(st, &st->out[i]);
-			if (ret)
-				goto out;
-			done += st->out[i].state == CM_DONE;
-		}
-		for (j = 0; j < st->nin;)
-			if (!cm_in_step(st, j))
-				j++;
-		if (done == st->nout && st->have_in == st->expect_in)
-			break;
-		if (coll_now_ms() >= deadline) {
-			char what[96] = "";
-
-			for (i = 0; i < st->nout; i++)
-				if (st->out[i].state != CM_DONE)
-					snprintf(what, sizeof(what),
-						 "connecting to rank %d", st->out[i].peer);
-			if (!*what)
-				snprintf(what, sizeof(what),
-					 "waiting for %d incoming data connection(s)",
-					 st->expect_in - st->have_in);
-			ret = incnn_coll_fail(c, -ETIMEDOUT, false,
-					      "timed out after %d ms setting up data connections: %s",
-					      c->init_timeout_ms, what);
-			goto out;
-		}
-		free(pfd);
-		pfd = calloc(st->nout + st->nin + 2, sizeof(*pfd));
-		if (!pfd) {
-			ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-			goto out;
-		}
-		timeout = coll_left_ms(deadline);
-		pfd[n++] = (struct pollfd){ .fd = c->store_fd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = c->listen_fd, .events = POLLIN };
-		for (i = 0; i < st->nout; i++) {
-			struct cm_link *l = &st->out[i];
-
-			if (l->state == CM_START || l->state == CM_OUTQ) {
-				if (timeout > 10)
-					timeout = 10;
-				continue;
-			}
-			if (l->fd >= 0 && l->events)
-				pfd[n++] = (struct pollfd){ .fd = l->fd,
-							    .events = l->events };
-		}
-		for (j = 0; j < st->nin; j++)
-			pfd[n++] = (struct pollfd){ .fd = st->in[j].fd,
-						    .events = st->in[j].events };
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
-			ret = incnn_coll_fail(c, -errno, false, "poll: %s",
-					      strerror(errno));
-			goto out;
-		}
-		if (pfd[0].revents) {
-			ret = incnn_coll_store_pump(c);
-			if (ret)
-				goto out;
-		}
-		if (pfd[1].revents)
-			cm_accept(st);
-	}
-out:
-	free(pfd);
-	for (i = 0; i < st->nout; i++)
-		if (st->out[i].fd >= 0)
-			close(st->out[i].fd);
-	while (st->nin)
-		cm_in_drop(st, 0);
-	free(st->in);
-	return ret;
+		*codec_param = c->codec.param;
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
-
-static int cm_listen_data(struct incnn_comm *c, const struct cm_cfg *k,
-			  struct sockaddr_in *me)
-{
-	socklen_t len = sizeof(*me);
-	char where[32];
-	int fd;
-
-	if (k->have_data) {
-		*me = k->data;
-	} else if (getsockname(c->store_fd, (struct sockaddr *)me, &len)) {
-		return incnn_coll_fail(c, -errno, false, "getsockname: %s",
-				       strerror(errno));
-	}
-	me->sin_port = 0;
-	fd = cm_socket(c, false);
-	if (fd < 0)
-		return incnn_coll_fail(c, fd, false, "socket: %s",
-				       strerror(-fd));
-	/* accepted sockets inherit it; the window scale needs it now */
-	cm_sockbuf(fd, c->sockbuf, false);
-	if (bind(fd, (struct sockaddr *)me, sizeof(*me)) ||
-	    listen(fd, c->world + 16)) {
-		int e = errno;
-
-		close(fd);
-		return incnn_coll_fail(c, -e, false,
-				       "cannot listen for data connections on %s: %s",
-				       cm_addr_str(me, where, sizeof(where)),
-				       strerror(e));
-	}
-	len = sizeof(*me);
-	getsockname(fd, (struct sockaddr *)me, &len);
-	c->listen_fd = fd;
-	return 0;
-}
-
-/* Leave: say goodbye, close, stop the store (rank 0). */
 static void cm_teardown(struct incnn_comm *c)
 {
 	int w;
 
-	if (c->store_fd >= 0) {
+	if (c->store.fd >= 0) {
 		char drain[256];
 
 		if (!c->err) {
 			incnn_coll_store_send(c, COLL_MSG_BYE, NULL, 0);
-		} else if (!incnn_coll_msg_append(&c->sout, COLL_MSG_BYE, NULL, 0)) {
-			incnn_coll_buf_flush(c->store_fd, &c->sout);
+		} else if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_BYE, NULL, 0)) {
+			incnn_coll_buf_flush(c->store.fd, &c->store.out);
 		}
 		/* nothing unread: close with a FIN, not a reset */
-		while (recv(c->store_fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
+		while (recv(c->store.fd, drain, sizeof(drain), MSG_DONTWAIT) > 0)
 			;
-		close(c->store_fd);
-		c->store_fd = -1;
+		close(c->store.fd);
+		c->store.fd = -1;
 	}
 	if (c->err) {
 		cm_reset_data(c);
 	} else {
-		if (c->ring_send_fd >= 0)
-			close(c->ring_send_fd);
-		if (c->ring_recv_fd >= 0)
-			close(c->ring_recv_fd);
-		if (c->ps_fd >= 0)
-			close(c->ps_fd);
-		if (c->ps_fds)
+		if (c->link.ring_send_fd >= 0)
+			close(c->link.ring_send_fd);
+		if (c->link.ring_recv_fd >= 0)
+			close(c->link.ring_recv_fd);
+		if (c->link.ps_fd >= 0)
+			close(c->link.ps_fd);
+		if (c->link.ps_fds)
 			for (w = 0; w < c->world; w++)
-				if (c->ps_fds[w] >= 0)
-					close(c->ps_fds[w]);
+				if (c->link.ps_fds[w] >= 0)
+					close(c->link.ps_fds[w]);
 	}
-	if (c->listen_fd >= 0)
-		close(c->listen_fd);
-	if (c->server)
-		incnn_coll_server_stop(c->server, c->timeout_ms);
-	incnn_coll_q_free(&c->q);
-	incnn_coll_buf_free(&c->sin);
-	incnn_coll_buf_free(&c->sout);
-	incnn_coll_buf_free(&c->result);
-	incnn_coll_buf_free(&c->welcome);
-	free(c->ps_fds);
+	if (c->link.listen_fd >= 0)
+		close(c->link.listen_fd);
+	if (c->store.server)
+		incnn_coll_server_stop(c->store.server, c->timeout_ms);
+	incnn_coll_q_free(&c->codec.q);
+	incnn_coll_buf_free(&c->store.in);
+	incnn_coll_buf_free(&c->store.out);
+	incnn_coll_buf_free(&c->store.result);
+	incnn_coll_buf_free(&c->store.welcome);
+	free(c->link.ps_fds);
 	free(c->stage);
-	free(c->bucket_stage);
+	free(c->wfbp.stage);
 	free(c);
 }
 
@@ -1122,7 +158,7 @@ void incnn_comm_destroy(struct incnn_comm *c)
 		cm_teardown(c);
 }
 
-static int cm_store_listen(const struct cm_cfg *k, int *out, char *err,
+static int cm_store_listen(const struct coll_cfg *k, int *out, char *err,
 			   size_t errlen)
 {
 	struct sockaddr_in a = k->master;
@@ -1144,7 +180,7 @@ static int cm_store_listen(const struct cm_cfg *k, int *out, char *err,
 	if (e) {
 		close(fd);
 		cm_msg(err, errlen, "rank 0 cannot serve the store on %s: %s",
-		       cm_addr_str(&k->master, where, sizeof(where)),
+		       incnn_coll_addr_str(&k->master, where, sizeof(where)),
 		       strerror(e));
 		return -e;
 	}
@@ -1152,20 +188,176 @@ static int cm_store_listen(const struct cm_cfg *k, int *out, char *err,
 	return 0;
 }
 
+/* A communicator with the resolved settings, no connections yet. */
+static struct incnn_comm *cm_new(const struct coll_cfg *k,
+				 const struct incnn_comm_config *cfg)
+{
+	struct incnn_comm *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->rank = k->rank;
+	c->world = k->world;
+	c->tos = k->tos;
+	c->chunk = k->chunk_bytes / 4;
+	c->timeout_ms = k->timeout_ms;
+	c->init_timeout_ms = k->init_timeout_ms;
+	c->sockbuf = k->sockbuf;
+	c->store.fd = c->link.listen_fd = -1;
+	c->link.ring_send_fd = c->link.ring_recv_fd = c->link.ps_fd = -1;
+	c->fault.kind = cfg->fault;
+	c->fault.after = cfg->fault_after;
+	c->fault.stall_ms = cfg->fault_stall_ms;
+	return c;
+}
+
+/* Rank 0: the aggregator's link slots, and the store thread. */
+static int cm_start_store(struct incnn_comm *c, const struct coll_cfg *k)
+{
+	int ret, r, lfd = k->store_fd;
+
+	c->link.ps_fds = malloc(sizeof(int) * (size_t)c->world);
+	if (!c->link.ps_fds) {
+		if (lfd >= 0)
+			close(lfd);
+		return incnn_coll_fail(c, -ENOMEM, true, "out of memory");
+	}
+	for (r = 0; r < c->world; r++)
+		c->link.ps_fds[r] = -1;
+	if (lfd < 0) {
+		ret = cm_store_listen(k, &lfd, c->errmsg, sizeof(c->errmsg));
+		if (ret) {
+			c->err = ret;
+			return ret;
+		}
+	}
+	ret = incnn_coll_server_start(&c->store.server, lfd, c->world,
+				      c->init_timeout_ms);
+	if (ret)
+		return incnn_coll_fail(c, ret, true, "cannot start the store: %s",
+				       strerror(-ret));
+	return 0;
+}
+
+/*
+ * Join the store: connect, listen for data connections, find our codec
+ * (*@codec, *@param: as this host's module or the configuration says)
+ * and say HELLO. A rank that failed still says HELLO, then ABORT, so
+ * that no rank waits for it.
+ */
+static int cm_join(struct incnn_comm *c, const struct coll_cfg *k,
+		   int64_t deadline, unsigned int *codec, unsigned int *param)
+{
+	struct coll_hello h = { .version = COLL_PROTO_VERSION };
+	uint8_t hello[COLL_HELLO_LEN];
+	struct sockaddr_in me;
+	int ret;
+
+	ret = incnn_coll_store_connect(c, &k->master, deadline);
+	if (!ret)
+		ret = incnn_coll_listen_data(c, k, &me);
+	if (ret)
+		return ret;
+	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE) {
+		*codec = k->codec_id;
+		*param = k->codec_param;
+	} else if (k->codec_mode == INCNN_COLL_CODEC_AUTO && c->tos) {
+		ret = incnn_coll_rule_lookup(c->tos, codec, param, c->errmsg,
+					     sizeof(c->errmsg));
+	}
+	h.rank = (uint32_t)c->rank;
+	h.world = (uint32_t)c->world;
+	h.codec = (uint8_t)*codec;
+	h.param = (uint8_t)*param;
+	memcpy(h.addr, &me.sin_addr.s_addr, 4);
+	memcpy(h.addr + 4, &me.sin_port, 2);
+	coll_hello_encode(&h, hello);
+	if (ret) {
+		c->err = ret;
+		if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_HELLO, hello,
+					   sizeof(hello)) &&
+		    !incnn_coll_msg_append(&c->store.out, COLL_MSG_ABORT,
+					   c->errmsg, strlen(c->errmsg)))
+			incnn_coll_buf_flush(c->store.fd, &c->store.out);
+		return ret;
+	}
+	return incnn_coll_store_send(c, COLL_MSG_HELLO, hello, sizeof(hello));
+}
+
+/* The job's codec from the WELCOME (@codec, @param: what we reported). */
+static int cm_job_codec(struct incnn_comm *c, const struct coll_cfg *k,
+			const struct coll_welcome *w, unsigned int codec,
+			unsigned int param)
+{
+	char desc[64];
+	int ret;
+
+	c->codec.id = w->codec;
+	c->codec.param = w->param;
+	c->codec.wire_q = k->codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
+			  codec && codec == c->codec.id &&
+			  param == c->codec.param;
+	ret = incnn_coll_q_init(&c->codec.q, c->codec.id, c->codec.param);
+	if (ret) {
+		incnn_coll_codec_desc(c->codec.id, c->codec.param, desc,
+				      sizeof(desc));
+		return incnn_coll_fail(c, ret, false, "cannot emulate codec %s",
+				       desc);
+	}
+	return 0;
+}
+
+/*
+ * After HELLO: the WELCOME (every rank joined: the job's token, codec
+ * and data addresses), the data connections, READY, and the GO.
+ */
+static int cm_setup(struct incnn_comm *c, const struct coll_cfg *k,
+		    int64_t deadline, unsigned int codec, unsigned int param)
+{
+	struct sockaddr_in *addrs;
+	struct coll_welcome w;
+	int ret;
+
+	/* rank 0's store gives up at the deadline and says who is missing;
+	 * our own deadline is a fallback for a store that went away */
+	ret = incnn_coll_store_wait(c, &c->store.got_welcome,
+				    deadline + COLL_GRACE_MS,
+				    "waiting for the other ranks to join the store");
+	if (ret)
+		return ret;
+	addrs = calloc((size_t)c->world, sizeof(*addrs));
+	if (!addrs)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	if (coll_welcome_decode(c->store.welcome.p + c->store.welcome.off,
+				c->store.welcome.len - c->store.welcome.off,
+				(uint32_t)c->world, &w, addrs))
+		ret = incnn_coll_fail(c, -EPROTO, false,
+				      "malformed WELCOME from the store");
+	if (!ret)
+		ret = cm_job_codec(c, k, &w, codec, param);
+	if (!ret)
+		ret = incnn_coll_links_setup(c, w.token, addrs, deadline);
+	free(addrs);
+	if (ret)
+		return ret;
+	close(c->link.listen_fd);
+	c->link.listen_fd = -1;
+	ret = incnn_coll_store_send(c, COLL_MSG_READY, NULL, 0);
+	if (ret)
+		return ret;
+	return incnn_coll_store_wait(c, &c->store.got_go, deadline,
+				     "waiting for the other ranks to set up their data connections");
+}
+
 int incnn_comm_create(struct incnn_comm **out,
 		      const struct incnn_comm_config *cfg, char *err,
 		      size_t errlen)
 {
-	struct cm_setup st = { 0 };
-	struct incnn_comm *c;
-	struct sockaddr_in me;
-	struct cm_cfg k;
-	uint8_t hello[24];
-	const uint8_t *w;
 	unsigned int codec = 0, param = 0;
+	struct incnn_comm *c;
+	struct coll_cfg k;
 	int64_t deadline;
-	int ret, r, lfd;
-	char desc[64];
+	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -1174,148 +366,29 @@ int incnn_comm_create(struct incnn_comm **out,
 		cm_msg(err, errlen, "no configuration");
 		return -EINVAL;
 	}
-	ret = cm_resolve(cfg, &k, err, errlen);
+	ret = incnn_coll_config_resolve(cfg, &k, err, errlen);
 	if (ret) {
 		if (cfg->store_fd >= 0)
 			close(cfg->store_fd);
 		return ret;
 	}
-	c = calloc(1, sizeof(*c));
+	c = cm_new(&k, cfg);
 	if (!c) {
 		if (k.store_fd >= 0)
 			close(k.store_fd);
 		cm_msg(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	c->rank = k.rank;
-	c->world = k.world;
-	c->tos = k.tos;
-	c->chunk = k.chunk_bytes / 4;
-	c->timeout_ms = k.timeout_ms;
-	c->init_timeout_ms = k.init_timeout_ms;
-	c->sockbuf = k.sockbuf;
-	c->store_fd = c->listen_fd = -1;
-	c->ring_send_fd = c->ring_recv_fd = c->ps_fd = -1;
-	c->fault = cfg->fault;
-	c->fault_after = cfg->fault_after;
-	c->fault_stall_ms = cfg->fault_stall_ms;
 	deadline = coll_now_ms() + c->init_timeout_ms;
-	if (c->rank == 0) {
-		c->ps_fds = malloc(sizeof(int) * (size_t)c->world);
-		if (!c->ps_fds) {
-			if (k.store_fd >= 0)
-				close(k.store_fd);
-			ret = incnn_coll_fail(c, -ENOMEM, true, "out of memory");
-			goto fail;
-		}
-		for (r = 0; r < c->world; r++)
-			c->ps_fds[r] = -1;
-		lfd = k.store_fd;
-		if (lfd < 0) {
-			ret = cm_store_listen(&k, &lfd, c->errmsg,
-					      sizeof(c->errmsg));
-			if (ret) {
-				c->err = ret;
-				goto fail;
-			}
-		}
-		ret = incnn_coll_server_start(&c->server, lfd, c->world,
-					      c->init_timeout_ms);
-		if (ret) {
-			ret = incnn_coll_fail(c, ret, true, "cannot start the store: %s",
-					      strerror(-ret));
-			goto fail;
-		}
+	ret = c->rank == 0 ? cm_start_store(c, &k) : 0;
+	if (!ret)
+		ret = cm_join(c, &k, deadline, &codec, &param);
+	if (!ret)
+		ret = cm_setup(c, &k, deadline, codec, param);
+	if (!ret) {
+		*out = c;
+		return 0;
 	}
-
-	ret = cm_connect_store(c, &k.master, deadline);
-	if (ret)
-		goto fail;
-	ret = cm_listen_data(c, &k, &me);
-	if (ret)
-		goto fail;
-
-	/* our codec, as this host's module or the configuration says */
-	if (k.codec_mode == INCNN_COLL_CODEC_EMULATE) {
-		codec = k.codec_id;
-		param = k.codec_param;
-	} else if (k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos) {
-		ret = incnn_coll_rule_lookup(c->tos, &codec, &param, c->errmsg,
-					     sizeof(c->errmsg));
-	}
-
-	memset(hello, 0, sizeof(hello));
-	coll_put16(hello, COLL_PROTO_VERSION);
-	coll_put32(hello + 4, (uint32_t)c->rank);
-	coll_put32(hello + 8, (uint32_t)c->world);
-	hello[12] = (uint8_t)codec;
-	hello[13] = (uint8_t)param;
-	memcpy(hello + 16, &me.sin_addr.s_addr, 4);
-	memcpy(hello + 20, &me.sin_port, 2);
-	if (ret) {
-		/* join only to tell everyone, so that no rank waits for us */
-		c->err = ret;
-		if (!incnn_coll_msg_append(&c->sout, COLL_MSG_HELLO, hello,
-					   sizeof(hello)) &&
-		    !incnn_coll_msg_append(&c->sout, COLL_MSG_ABORT, c->errmsg,
-					   strlen(c->errmsg)))
-			incnn_coll_buf_flush(c->store_fd, &c->sout);
-		goto fail;
-	}
-	ret = incnn_coll_store_send(c, COLL_MSG_HELLO, hello, sizeof(hello));
-	if (ret)
-		goto fail;
-	/* rank 0's store gives up at the deadline and says who is missing;
-	 * our own deadline is a fallback for a store that went away */
-	ret = cm_store_wait(c, &c->got_welcome, deadline + CM_GRACE_MS,
-			    "waiting for the other ranks to join the store");
-	if (ret)
-		goto fail;
-	w = c->welcome.p + c->welcome.off;
-	if (c->welcome.len - c->welcome.off != 24 + 8 * (size_t)c->world ||
-	    coll_get32(w) != (uint32_t)c->world) {
-		ret = incnn_coll_fail(c, -EPROTO, false, "malformed WELCOME from the store");
-		goto fail;
-	}
-	st.c = c;
-	st.token = coll_get64(w + 8);
-	c->codec_id = w[16];
-	c->codec_param = w[17];
-	c->wire_q = k.codec_mode == INCNN_COLL_CODEC_AUTO && c->tos &&
-		    codec && codec == c->codec_id && param == c->codec_param;
-	ret = incnn_coll_q_init(&c->q, c->codec_id, c->codec_param);
-	if (ret) {
-		incnn_coll_codec_desc(c->codec_id, c->codec_param, desc, sizeof(desc));
-		ret = incnn_coll_fail(c, ret, false, "cannot emulate codec %s", desc);
-		goto fail;
-	}
-	st.addrs = calloc((size_t)c->world, sizeof(*st.addrs));
-	if (!st.addrs) {
-		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-		goto fail;
-	}
-	for (r = 0; r < c->world; r++) {
-		st.addrs[r].sin_family = AF_INET;
-		memcpy(&st.addrs[r].sin_addr.s_addr, w + 24 + 8 * r, 4);
-		memcpy(&st.addrs[r].sin_port, w + 28 + 8 * r, 2);
-	}
-	ret = cm_setup_links(c, &st, deadline);
-	free(st.addrs);
-	if (ret)
-		goto fail;
-	close(c->listen_fd);
-	c->listen_fd = -1;
-	ret = incnn_coll_store_send(c, COLL_MSG_READY, NULL, 0);
-	if (ret)
-		goto fail;
-	ret = cm_store_wait(c, &c->got_go, deadline,
-			    "waiting for the other ranks to set up their data connections");
-	if (ret)
-		goto fail;
-	*out = c;
-	return 0;
-
-fail:
 	cm_msg(err, errlen, "rank %d: %s", c->rank, c->errmsg);
 	if (!c->err)
 		c->err = ret ? ret : -EIO;

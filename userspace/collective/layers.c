@@ -141,6 +141,151 @@ static int ly_check(struct incnn_comm *c, const struct incnn_layer *layers,
 	return 0;
 }
 
+/* MG-WFBP's cost model: the caller's, or probed. */
+static int ly_cost(struct incnn_comm *c, enum incnn_sched s,
+		   const struct incnn_layers_opts *o, double *a, double *b)
+{
+	*a = *b = 0;
+	if (s != INCNN_SCHED_MGWFBP)
+		return 0;
+	if (o->have_cost) {
+		*a = o->alpha;
+		*b = o->beta;
+		return 0;
+	}
+	return incnn_comm_probe_cost(c, o->ps, a, b);
+}
+
+/* The plan's digest, which every rank must share; *@stage_n: floats of
+ * the largest bucket of several layers. */
+static uint64_t ly_plan_hash(enum incnn_sched s,
+			     const struct incnn_plan_layer *pl, size_t L,
+			     const struct incnn_layers_opts *o, double a,
+			     double b, uint64_t bucket_bytes,
+			     const struct incnn_bucket *bk, size_t nb,
+			     uint64_t *stage_n)
+{
+	uint64_t h = ly_hash_u64(0xcbf29ce484222325ull, (uint64_t)s);
+	size_t i;
+
+	h = ly_hash_u64(h, L);
+	for (i = 0; i < L; i++)
+		h = ly_hash_u64(h, pl[i].count);
+	h = ly_hash_u64(h, o->ps);
+	h = ly_hash_double(h, a);
+	h = ly_hash_double(h, b);
+	h = ly_hash_u64(h, s == INCNN_SCHED_FIXED ? bucket_bytes : 0);
+	h = ly_hash_u64(h, nb);
+	*stage_n = 0;
+	for (i = 0; i < nb; i++) {
+		h = ly_hash_u64(h, bk[i].first);
+		h = ly_hash_u64(h, bk[i].nlayers);
+		if (bk[i].nlayers > 1 && bk[i].count > *stage_n)
+			*stage_n = bk[i].count;
+	}
+	return h;
+}
+
+/* The packing buffer, kept in the communicator: no page faults per call */
+static int ly_stage_reserve(struct incnn_comm *c, uint64_t stage_n)
+{
+	if (stage_n <= c->wfbp.stage_cap)
+		return 0;
+	free(c->wfbp.stage);
+	c->wfbp.stage = malloc(stage_n * sizeof(float));
+	c->wfbp.stage_cap = c->wfbp.stage ? stage_n : 0;
+	if (!c->wfbp.stage)
+		return incnn_coll_fail(c, -ENOMEM, false,
+				       "out of memory (%llu staging floats)",
+				       (unsigned long long)stage_n);
+	return 0;
+}
+
+/* Copy the bucket's layers into @stage (@in) or back out of it. */
+static void ly_pack(const struct incnn_layer *layers,
+		    const struct incnn_bucket *q, float *stage, bool in)
+{
+	size_t off = 0, i;
+
+	for (i = q->first; i < q->first + q->nlayers; i++) {
+		if (layers[i].count) {
+			if (in)
+				memcpy(stage + off, layers[i].grad,
+				       layers[i].count * sizeof(float));
+			else
+				memcpy(layers[i].grad, stage + off,
+				       layers[i].count * sizeof(float));
+		}
+		off += layers[i].count;
+	}
+}
+
+/* Allreduce one bucket (packed when it has several layers). */
+static int ly_bucket(struct incnn_comm *c, const struct incnn_layer *layers,
+		     const struct incnn_bucket *q, bool ps)
+{
+	float *buf = c->wfbp.stage;
+	int ret;
+
+	if (q->nlayers == 1)
+		buf = layers[q->first].grad;
+	else
+		ly_pack(layers, q, buf, true);
+	ret = ps ? incnn_allreduce_ps(c, buf, q->count) :
+	      incnn_allreduce(c, buf, q->count);
+	if (!ret && q->nlayers > 1)
+		ly_pack(layers, q, buf, false);
+	return ret;
+}
+
+/* Plan the buckets (@pl, @bk: L entries) and agree on the plan. */
+static int ly_plan_agree(struct incnn_comm *c,
+			 const struct incnn_layer *layers, size_t L,
+			 enum incnn_sched s, const struct incnn_layers_opts *o,
+			 double a, double b, struct incnn_plan_layer *pl,
+			 struct incnn_bucket *bk, size_t *nb)
+{
+	uint64_t bucket_bytes = o->bucket_bytes ? o->bucket_bytes :
+				INCNN_WFBP_DEFAULT_BUCKET_BYTES, stage_n;
+	struct ly_digest dg;
+	size_t i;
+	int ret;
+
+	/* a bucket never starts before its latest layer: running maximum */
+	for (i = 0; i < L; i++) {
+		pl[i].count = layers[i].count;
+		pl[i].ready = i && pl[i - 1].ready > layers[i].ready ?
+			      pl[i - 1].ready : layers[i].ready;
+	}
+	ret = incnn_plan(pl, L, s, a, b, bucket_bytes, bk, nb);
+	if (ret)
+		return incnn_coll_fail(c, ret, false,
+				       "incnn_allreduce_layers: cannot plan (%s)",
+				       strerror(-ret));
+	dg.hash = ly_plan_hash(s, pl, L, o, a, b, bucket_bytes, bk, *nb,
+			       &stage_n);
+	dg.nbuckets = *nb;
+	ret = ly_agree(c, &dg);
+	return ret ? ret : ly_stage_reserve(c, stage_n);
+}
+
+static void ly_stat(struct incnn_layers_stats *stats, size_t k,
+		    const struct incnn_bucket *q, double ready, double start,
+		    double end)
+{
+	struct incnn_bucket_stat *st;
+
+	if (!stats || !stats->bucket || k >= stats->cap)
+		return;
+	st = &stats->bucket[k];
+	st->first = q->first;
+	st->nlayers = q->nlayers;
+	st->count = q->count;
+	st->ready = ready;
+	st->start = start;
+	st->end = end;
+}
+
 int incnn_allreduce_layers(struct incnn_comm *c,
 			   const struct incnn_layer *layers, size_t L,
 			   enum incnn_sched s,
@@ -150,11 +295,8 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 	struct incnn_layers_opts o;
 	struct incnn_plan_layer *pl = NULL;
 	struct incnn_bucket *bk = NULL;
-	struct ly_digest dg;
 	double t0 = ly_now(), a = 0, b = 0, comm = 0;
-	uint64_t bucket_bytes, h, stage_n = 0;
-	size_t nb = 0, i, k;
-	float *stage = NULL;
+	size_t nb = 0, k;
 	int ret;
 
 	if (!c)
@@ -168,124 +310,34 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 	if (stats)
 		stats->nbuckets = 0;
 	ret = ly_check(c, layers, L, s, &o);
+	if (!ret)
+		ret = ly_cost(c, s, &o, &a, &b);
 	if (ret)
 		return ret;
-	bucket_bytes = o.bucket_bytes ? o.bucket_bytes :
-		       INCNN_WFBP_DEFAULT_BUCKET_BYTES;
-	if (s == INCNN_SCHED_MGWFBP) {
-		if (o.have_cost) {
-			a = o.alpha;
-			b = o.beta;
-		} else {
-			ret = incnn_comm_probe_cost(c, o.ps, &a, &b);
-			if (ret)
-				return ret;
-		}
-	}
-
 	pl = malloc((L ? L : 1) * sizeof(*pl));
 	bk = malloc((L ? L : 1) * sizeof(*bk));
-	if (!pl || !bk) {
+	if (!pl || !bk)
 		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-		goto out;
-	}
-	/* a bucket never starts before its latest layer: running maximum */
-	for (i = 0; i < L; i++) {
-		pl[i].count = layers[i].count;
-		pl[i].ready = i && pl[i - 1].ready > layers[i].ready ?
-			      pl[i - 1].ready : layers[i].ready;
-	}
-	ret = incnn_plan(pl, L, s, a, b, bucket_bytes, bk, &nb);
-	if (ret) {
-		ret = incnn_coll_fail(c, ret, false,
-				      "incnn_allreduce_layers: cannot plan (%s)",
-				      strerror(-ret));
-		goto out;
-	}
-
-	/* every rank must have made the same plan */
-	h = ly_hash_u64(0xcbf29ce484222325ull, (uint64_t)s);
-	h = ly_hash_u64(h, L);
-	for (i = 0; i < L; i++)
-		h = ly_hash_u64(h, pl[i].count);
-	h = ly_hash_u64(h, o.ps);
-	h = ly_hash_double(h, a);
-	h = ly_hash_double(h, b);
-	h = ly_hash_u64(h, s == INCNN_SCHED_FIXED ? bucket_bytes : 0);
-	h = ly_hash_u64(h, nb);
-	for (k = 0; k < nb; k++) {
-		h = ly_hash_u64(h, bk[k].first);
-		h = ly_hash_u64(h, bk[k].nlayers);
-		if (bk[k].nlayers > 1 && bk[k].count > stage_n)
-			stage_n = bk[k].count;
-	}
-	dg.hash = h;
-	dg.nbuckets = nb;
-	ret = ly_agree(c, &dg);
-	if (ret)
-		goto out;
-
-	if (stage_n > c->bucket_stage_cap) {
-		/* kept in the communicator: no page faults every call */
-		free(c->bucket_stage);
-		c->bucket_stage = malloc(stage_n * sizeof(float));
-		c->bucket_stage_cap = c->bucket_stage ? stage_n : 0;
-		if (!c->bucket_stage) {
-			ret = incnn_coll_fail(c, -ENOMEM, false,
-					      "out of memory (%llu staging floats)",
-					      (unsigned long long)stage_n);
-			goto out;
-		}
-	}
-	stage = c->bucket_stage;
-	if (stats) {
+	if (!ret)
+		ret = ly_plan_agree(c, layers, L, s, &o, a, b, pl, bk, &nb);
+	if (!ret && stats) {
 		stats->nbuckets = nb;
 		stats->alpha = a;
 		stats->beta = b;
 	}
-	for (k = 0; k < nb; k++) {
+	for (k = 0; !ret && k < nb; k++) {
 		const struct incnn_bucket *q = &bk[k];
 		double ready = pl[q->first + q->nlayers - 1].ready, t1, t2;
-		float *buf = stage;
-		size_t off;
 
 		ly_sleep_until(t0 + ready);
 		t1 = ly_now();
-		if (q->nlayers == 1) {
-			buf = layers[q->first].grad;
-		} else {
-			for (off = 0, i = q->first; i < q->first + q->nlayers; i++) {
-				if (layers[i].count)
-					memcpy(stage + off, layers[i].grad,
-					       layers[i].count * sizeof(float));
-				off += layers[i].count;
-			}
-		}
-		ret = o.ps ? incnn_allreduce_ps(c, buf, q->count) :
-		      incnn_allreduce(c, buf, q->count);
+		ret = ly_bucket(c, layers, q, o.ps);
 		if (ret)
-			goto out;
-		if (q->nlayers > 1)
-			for (off = 0, i = q->first; i < q->first + q->nlayers; i++) {
-				if (layers[i].count)
-					memcpy(layers[i].grad, stage + off,
-					       layers[i].count * sizeof(float));
-				off += layers[i].count;
-			}
+			break;
 		t2 = ly_now();
 		comm += t2 - t1;
-		if (stats && stats->bucket && k < stats->cap) {
-			struct incnn_bucket_stat *st = &stats->bucket[k];
-
-			st->first = q->first;
-			st->nlayers = q->nlayers;
-			st->count = q->count;
-			st->ready = ready;
-			st->start = t1 - t0;
-			st->end = t2 - t0;
-		}
+		ly_stat(stats, k, q, ready, t1 - t0, t2 - t0);
 	}
-out:
 	if (stats) {
 		stats->total = ly_now() - t0;
 		stats->comm = comm;
@@ -299,37 +351,22 @@ out:
 
 #define LY_PROBE_REPS	3
 
-int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
-			  double *b_out)
+static const size_t ly_probe_sizes[] = { 4096, 65536, 1 << 20, 4 << 20 };
+#define LY_NPROBE	(sizeof(ly_probe_sizes) / sizeof(ly_probe_sizes[0]))
+
+/* The best of LY_PROBE_REPS times of each probe size into @best. */
+static int ly_probe_times(struct incnn_comm *c, bool ps, double *best)
 {
-	static const size_t sizes[] = { 4096, 65536, 1 << 20, 4 << 20 };
-	const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
-	double best[sizeof(sizes) / sizeof(sizes[0])], mine[2], *all = NULL;
-	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, den;
-	size_t i, j, n = sizes[ns - 1] / 4;
-	float *buf;
+	size_t i, j, n = ly_probe_sizes[LY_NPROBE - 1] / 4;
+	float *buf = malloc(n * sizeof(float));
 	int ret = 0;
 
-	if (!c)
-		return -EINVAL;
-	if (c->err)
-		return c->err;
-	if (c->cost_known[ps]) {
-		*a_out = c->cost_a[ps];
-		*b_out = c->cost_b[ps];
-		return 0;
-	}
-	buf = malloc(n * sizeof(float));
-	all = calloc((size_t)c->world, sizeof(mine));
-	if (!buf || !all) {
-		free(buf);
-		free(all);
+	if (!buf)
 		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-	}
-	for (i = 0; i < ns && !ret; i++) {
+	for (i = 0; i < LY_NPROBE && !ret; i++) {
 		best[i] = INFINITY;
 		for (j = 0; j < LY_PROBE_REPS && !ret; j++) {
-			size_t k, m = sizes[i] / 4;
+			size_t k, m = ly_probe_sizes[i] / 4;
 			double t;
 
 			for (k = 0; k < m; k++)
@@ -346,17 +383,20 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 		}
 	}
 	free(buf);
-	if (ret) {
-		free(all);
-		return ret;
-	}
-	/*
-	 * least squares t = a + b x, relative (weights 1/t^2, so that the
-	 * small sizes, which carry a, count as much as the large ones),
-	 * clamped to a, b >= 0
-	 */
-	for (i = 0; i < ns; i++) {
-		double x = (double)sizes[i];
+	return ret;
+}
+
+/*
+ * Least squares t = a + b x, relative (weights 1/t^2, so that the small
+ * sizes, which carry a, count as much as the large ones), clamped to
+ * a, b >= 0.
+ */
+static void ly_fit(const double *best, double *a_out, double *b_out)
+{
+	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, a, b, den;
+
+	for (size_t i = 0; i < LY_NPROBE; i++) {
+		double x = (double)ly_probe_sizes[i];
 		double w = best[i] > 0 ? 1 / (best[i] * best[i]) : 1;
 
 		sw += w;
@@ -376,13 +416,38 @@ int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
 		a = 0;
 		b = sxx > 0 ? sxy / sxx : 0;
 	}
-	mine[0] = a;
-	mine[1] = b;
-	ret = incnn_comm_allgather_meta(c, mine, sizeof(mine), all);
+	*a_out = a;
+	*b_out = b;
+}
+
+int incnn_comm_probe_cost(struct incnn_comm *c, bool ps, double *a_out,
+			  double *b_out)
+{
+	double best[LY_NPROBE], mine[2], *all;
+	int ret;
+
+	if (!c)
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	if (c->wfbp.cost_known[ps]) {
+		*a_out = c->wfbp.cost_a[ps];
+		*b_out = c->wfbp.cost_b[ps];
+		return 0;
+	}
+	all = calloc((size_t)c->world, sizeof(mine));
+	if (!all)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	ret = ly_probe_times(c, ps, best);
 	if (!ret) {
-		c->cost_a[ps] = all[0];
-		c->cost_b[ps] = all[1];
-		c->cost_known[ps] = true;
+		/* every rank uses rank 0's fit */
+		ly_fit(best, &mine[0], &mine[1]);
+		ret = incnn_comm_allgather_meta(c, mine, sizeof(mine), all);
+	}
+	if (!ret) {
+		c->wfbp.cost_a[ps] = all[0];
+		c->wfbp.cost_b[ps] = all[1];
+		c->wfbp.cost_known[ps] = true;
 		*a_out = all[0];
 		*b_out = all[1];
 	}

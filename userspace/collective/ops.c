@@ -9,7 +9,7 @@
  *
  * Quantisation: Q is applied to every value before it is sent, so the
  * sender knows what the receiver gets. When this host's module applies
- * the same codec to our marked sends (c->wire_q), the wire does that
+ * the same codec to our marked sends (c->codec.wire_q), the wire does that
  * work: the values we send and do not keep (our gradient block at the
  * start of the ring, the partial sums of the reduce-scatter, a worker's
  * gradients) go out as they are, and only the block we own after the
@@ -60,8 +60,8 @@ static int op_peer_error(struct op_ctx *o, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	while (c->store_fd >= 0 && !c->err) {
-		struct pollfd p = { .fd = c->store_fd, .events = POLLIN };
+	while (c->store.fd >= 0 && !c->err) {
+		struct pollfd p = { .fd = c->store.fd, .events = POLLIN };
 		int left = coll_left_ms(deadline);
 
 		if (!left || poll(&p, 1, left) <= 0)
@@ -94,19 +94,19 @@ static int op_fault(struct op_ctx *o, int send_fd)
 	struct incnn_comm *c = o->c;
 	struct timespec ts;
 
-	if (c->fault == INCNN_COLL_FAULT_NONE || c->fault_fired ||
-	    o->moved < c->fault_after)
+	if (c->fault.kind == INCNN_COLL_FAULT_NONE || c->fault.fired ||
+	    o->moved < c->fault.after)
 		return 0;
-	c->fault_fired = true;
-	switch (c->fault) {
+	c->fault.fired = true;
+	switch (c->fault.kind) {
 	case INCNN_COLL_FAULT_CLOSE:
 		/* as if the process had crashed: resets, no goodbye */
-		incnn_coll_close_rst(&c->store_fd);
+		incnn_coll_close_rst(&c->store.fd);
 		return incnn_coll_fail(c, -ECONNABORTED, true,
 				       "fault injected: closed every connection");
 	case INCNN_COLL_FAULT_STALL:
-		ts.tv_sec = c->fault_stall_ms / 1000;
-		ts.tv_nsec = (long)(c->fault_stall_ms % 1000) * 1000000;
+		ts.tv_sec = c->fault.stall_ms / 1000;
+		ts.tv_nsec = (long)(c->fault.stall_ms % 1000) * 1000000;
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
 		o->last = coll_now_ms();
@@ -114,7 +114,7 @@ static int op_fault(struct op_ctx *o, int send_fd)
 	case INCNN_COLL_FAULT_SHORT:
 		if (send_fd >= 0)
 			shutdown(send_fd, SHUT_WR);
-		c->send_shut = true;
+		c->fault.send_shut = true;
 		return 0;
 	default:
 		return 0;
@@ -136,7 +136,7 @@ static int op_poll(struct op_ctx *o, struct pollfd *pfd, int n,
 		return incnn_coll_fail(c, -ETIMEDOUT, false,
 				       "timed out: no progress for %d ms %s",
 				       c->timeout_ms, what);
-	pfd[n] = (struct pollfd){ .fd = c->store_fd, .events = POLLIN };
+	pfd[n] = (struct pollfd){ .fd = c->store.fd, .events = POLLIN };
 	ret = poll(pfd, (nfds_t)n + 1, left);
 	if (ret < 0 && errno != EINTR)
 		return incnn_coll_fail(c, -errno, false, "poll: %s",
@@ -166,9 +166,9 @@ static int op_begin(struct incnn_comm *c, uint32_t kind, uint64_t count,
 	p = malloc(24 + dlen);
 	if (!p)
 		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-	c->seq++;
-	c->got_result = false;
-	coll_put64(p, c->seq);
+	c->store.seq++;
+	c->store.got_result = false;
+	coll_put64(p, c->store.seq);
 	coll_put32(p + 8, kind);
 	coll_put32(p + 12, 0);
 	coll_put64(p + 16, count);
@@ -188,16 +188,16 @@ static int op_finish(struct op_ctx *o, bool send_done)
 	int ret;
 
 	if (send_done) {
-		coll_put64(seq, c->seq);
+		coll_put64(seq, c->store.seq);
 		ret = incnn_coll_store_send(c, COLL_MSG_DONE, seq, 8);
 		if (ret)
 			return ret;
 	}
 	snprintf(what, sizeof(what),
 		 "waiting for the other ranks to complete call #%llu",
-		 (unsigned long long)c->seq);
+		 (unsigned long long)c->store.seq);
 	ret = incnn_coll_store_pump(c);
-	while (!ret && !c->got_result) {
+	while (!ret && !c->store.got_result) {
 		struct pollfd pfd[1];
 
 		ret = op_poll(o, pfd, 0, what);
@@ -236,7 +236,7 @@ static int op_stage(struct incnn_comm *c, size_t floats)
 
 static int op_quantise(struct incnn_comm *c, float *x, size_t n)
 {
-	int ret = incnn_coll_q_apply(&c->q, x, n);
+	int ret = incnn_coll_q_apply(&c->codec.q, x, n);
 
 	if (ret)
 		return incnn_coll_fail(c, ret, false,
@@ -283,161 +283,211 @@ static int ring_recv_block(const struct op_ring *g, int j)
 	       ring_mod(g, g->r - (j - (g->N - 1)));
 }
 
+/* One ring allreduce in progress. */
+struct ring_run {
+	struct incnn_comm *c;
+	struct op_ctx *o;
+	struct op_ring g;
+	float *buf;
+	int nseg, succ, pred, sfd, rfd;
+	size_t chunk, own_len, own_off;
+	int ss, rs;		/* segment being sent, received */
+	size_t sbytes, rbytes;	/* of it */
+	size_t rdone;		/* floats of segment rs reduced (or in place) */
+	size_t q0;		/* floats of our own block quantised */
+	bool progress, want_in, want_out;
+};
+
+/* Our own block goes out first: quantise it a chunk ahead. */
+static int ring_quantise_own(struct ring_run *rr)
+{
+	size_t cnt;
+	int ret;
+
+	if (rr->q0 >= rr->own_len)
+		return 0;
+	cnt = op_min(rr->chunk, rr->own_len - rr->q0);
+	ret = op_quantise(rr->c, rr->buf + rr->own_off + rr->q0, cnt);
+	if (ret)
+		return ret;
+	rr->q0 += cnt;
+	rr->progress = true;
+	return 0;
+}
+
+/* Send what is ready: segment ss needs received segment ss - 1. */
+static int ring_send(struct ring_run *rr)
+{
+	const struct op_ring *g = &rr->g;
+	int b = ring_send_block(g, rr->ss);
+	size_t len = 4 * ring_len(g, b), avail;
+	ssize_t k;
+
+	if (rr->ss == 0)
+		avail = 4 * rr->q0;
+	else if (rr->rs > rr->ss - 1)
+		avail = len;
+	else if (rr->rs == rr->ss - 1)
+		avail = 4 * rr->rdone;
+	else
+		avail = 0;
+	if (avail <= rr->sbytes)
+		return 0;
+	k = send(rr->sfd, (char *)(rr->buf + ring_off(g, b)) + rr->sbytes,
+		 avail - rr->sbytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (k < 0 && op_again(errno)) {
+		rr->want_out = true;
+		return 0;
+	}
+	if (k <= 0)
+		return op_send_error(rr->o, rr->succ, errno);
+	rr->sbytes += (size_t)k;
+	rr->o->moved += (uint64_t)k;
+	rr->progress = true;
+	if (rr->sbytes == len) {
+		rr->ss++;
+		rr->sbytes = 0;
+	}
+	return 0;
+}
+
+/* Reduce one complete received chunk: B = Q(B + received). */
+static int ring_reduce(struct ring_run *rr, float *dst, size_t lenf)
+{
+	size_t got = rr->rbytes / 4, cnt, i;
+	const float *y;
+	float *x;
+	int ret;
+
+	if (rr->rdone >= lenf || (got - rr->rdone < rr->chunk && got != lenf))
+		return 0;
+	cnt = op_min(rr->chunk, got - rr->rdone);
+	x = dst + rr->rdone;
+	y = rr->c->stage + rr->rdone;
+	for (i = 0; i < cnt; i++)
+		x[i] = x[i] + y[i];
+	ret = rr->c->codec.wire_q && rr->rs < rr->g.N - 2 ? 0 :
+	      op_quantise(rr->c, x, cnt);
+	if (ret)
+		return ret;
+	rr->rdone += cnt;
+	rr->progress = true;
+	return 0;
+}
+
+/* Receive into the staging block (reduce-scatter) or in place. */
+static int ring_recv(struct ring_run *rr)
+{
+	const struct op_ring *g = &rr->g;
+	int b = ring_recv_block(g, rr->rs), ret;
+	size_t lenf = ring_len(g, b), len = 4 * lenf;
+	bool rsc = rr->rs < g->N - 1;
+	float *dst = rr->buf + ring_off(g, b);
+	ssize_t k;
+
+	if (rr->rbytes < len) {
+		char *to = rsc ? (char *)rr->c->stage : (char *)dst;
+
+		k = recv(rr->rfd, to + rr->rbytes,
+			 op_min(len - rr->rbytes, 4 * rr->chunk), MSG_DONTWAIT);
+		if (k > 0) {
+			rr->rbytes += (size_t)k;
+			rr->o->moved += (uint64_t)k;
+			rr->o->rx_done += (uint64_t)k;
+			rr->progress = true;
+		} else if (k < 0 && op_again(errno)) {
+			rr->want_in = true;
+		} else {
+			return op_recv_error(rr->o, rr->pred, k, errno);
+		}
+	}
+	if (rsc) {
+		ret = ring_reduce(rr, dst, lenf);
+		if (ret)
+			return ret;
+	} else {
+		rr->rdone = rr->rbytes / 4;
+	}
+	if (rr->rbytes == len && rr->rdone == lenf) {
+		rr->rs++;
+		rr->rbytes = rr->rdone = 0;
+	}
+	return 0;
+}
+
+/* No progress: wait for the sockets the ring waits on. */
+static int ring_wait(struct ring_run *rr)
+{
+	struct pollfd pfd[3];	/* op_poll() adds the store's */
+	char what[96];
+	int np = 0;
+
+	if (rr->want_out)
+		pfd[np++] = (struct pollfd){ .fd = rr->sfd, .events = POLLOUT };
+	if (rr->want_in)
+		pfd[np++] = (struct pollfd){ .fd = rr->rfd, .events = POLLIN };
+	if (rr->want_in)
+		snprintf(what, sizeof(what), "waiting for data from rank %d",
+			 rr->pred);
+	else if (rr->want_out)
+		snprintf(what, sizeof(what),
+			 "sending to rank %d (it stopped reading)", rr->succ);
+	else
+		snprintf(what, sizeof(what), "in the ring");
+	return op_poll(rr->o, pfd, np, what);
+}
+
 static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 		   struct op_ctx *o)
 {
-	struct op_ring g = { .N = c->world, .r = c->rank,
-			     .base = n / (size_t)c->world,
-			     .rem = n % (size_t)c->world };
-	const int nseg = 2 * (g.N - 1), succ = (g.r + 1) % g.N,
-		  pred = (g.r + g.N - 1) % g.N;
-	const size_t chunk = c->chunk, own_len = ring_len(&g, g.r),
-		     own_off = ring_off(&g, g.r);
-	const int sfd = c->ring_send_fd, rfd = c->ring_recv_fd;
-	size_t sbytes = 0, rbytes = 0, rdone = 0;
-	/* the wire quantises what we send; we keep only the owned block */
-	size_t q0 = c->q.codec && !c->wire_q ? 0 : own_len;
-	int ss = 0, rs = 0, j, ret;
-	char what[96];
+	struct ring_run rr = {
+		.c = c, .o = o, .buf = buf,
+		.g = { .N = c->world, .r = c->rank,
+		       .base = n / (size_t)c->world,
+		       .rem = n % (size_t)c->world },
+		.nseg = 2 * (c->world - 1),
+		.succ = (c->rank + 1) % c->world,
+		.pred = (c->rank + c->world - 1) % c->world,
+		.sfd = c->link.ring_send_fd, .rfd = c->link.ring_recv_fd,
+		.chunk = c->chunk,
+	};
+	int j, ret;
 
-	ret = op_stage(c, g.base + (g.rem > 0));
+	rr.own_len = ring_len(&rr.g, rr.g.r);
+	rr.own_off = ring_off(&rr.g, rr.g.r);
+	/* the wire quantises what we send; we keep only the owned block */
+	rr.q0 = c->codec.q.codec && !c->codec.wire_q ? 0 : rr.own_len;
+	ret = op_stage(c, rr.g.base + (rr.g.rem > 0));
 	if (ret)
 		return ret;
-	for (j = 0; j < nseg; j++)
-		o->rx_total += 4 * ring_len(&g, ring_recv_block(&g, j));
-
+	for (j = 0; j < rr.nseg; j++)
+		o->rx_total += 4 * ring_len(&rr.g, ring_recv_block(&rr.g, j));
 	for (;;) {
-		bool progress = false, want_in = false, want_out = false;
-		struct pollfd pfd[3];
-		int np = 0;
-		ssize_t k;
-
-		while (ss < nseg && !ring_len(&g, ring_send_block(&g, ss)))
-			ss++;
-		while (rs < nseg && !ring_len(&g, ring_recv_block(&g, rs)))
-			rs++;
-		if (ss == nseg && rs == nseg)
-			break;
-
-		/* our own block goes out first: quantise it a chunk ahead */
-		if (q0 < own_len) {
-			size_t cnt = op_min(chunk, own_len - q0);
-
-			ret = op_quantise(c, buf + own_off + q0, cnt);
-			if (ret)
-				return ret;
-			q0 += cnt;
-			progress = true;
-		}
-
-		/* send what is ready: segment ss needs recv segment ss-1 */
-		if (ss < nseg && !c->send_shut) {
-			int b = ring_send_block(&g, ss);
-			size_t len = 4 * ring_len(&g, b), avail;
-
-			if (ss == 0)
-				avail = 4 * q0;
-			else if (rs > ss - 1)
-				avail = len;
-			else if (rs == ss - 1)
-				avail = 4 * rdone;
-			else
-				avail = 0;
-			if (avail > sbytes) {
-				k = send(sfd, (char *)(buf + ring_off(&g, b)) + sbytes,
-					 avail - sbytes, MSG_DONTWAIT | MSG_NOSIGNAL);
-				if (k > 0) {
-					sbytes += (size_t)k;
-					o->moved += (uint64_t)k;
-					progress = true;
-					if (sbytes == len) {
-						ss++;
-						sbytes = 0;
-					}
-				} else if (k < 0 && op_again(errno)) {
-					want_out = true;
-				} else {
-					return op_send_error(o, succ, errno);
-				}
-			}
-		}
-
-		/* receive into the staging block (reduce-scatter) or in place */
-		if (rs < nseg) {
-			int b = ring_recv_block(&g, rs);
-			size_t lenf = ring_len(&g, b), len = 4 * lenf;
-			bool rsc = rs < g.N - 1;
-			float *dst = buf + ring_off(&g, b);
-
-			if (rbytes < len) {
-				char *to = rsc ? (char *)c->stage : (char *)dst;
-
-				k = recv(rfd, to + rbytes,
-					 op_min(len - rbytes, 4 * chunk),
-					 MSG_DONTWAIT);
-				if (k > 0) {
-					rbytes += (size_t)k;
-					o->moved += (uint64_t)k;
-					o->rx_done += (uint64_t)k;
-					progress = true;
-				} else if (k < 0 && op_again(errno)) {
-					want_in = true;
-				} else {
-					return op_recv_error(o, pred, k, errno);
-				}
-			}
-			if (rsc) {
-				/* reduce one complete chunk: B = Q(B + received) */
-				size_t got = rbytes / 4;
-
-				if (rdone < lenf &&
-				    (got - rdone >= chunk || got == lenf)) {
-					size_t cnt = op_min(chunk, got - rdone), i;
-					float *x = dst + rdone;
-					const float *y = c->stage + rdone;
-
-					for (i = 0; i < cnt; i++)
-						x[i] = x[i] + y[i];
-					ret = c->wire_q && rs < g.N - 2 ? 0 :
-					      op_quantise(c, x, cnt);
-					if (ret)
-						return ret;
-					rdone += cnt;
-					progress = true;
-				}
-			} else {
-				rdone = rbytes / 4;
-			}
-			if (rbytes == len && rdone == lenf) {
-				rs++;
-				rbytes = rdone = 0;
-			}
-		}
-
-		if (progress) {
+		rr.progress = rr.want_in = rr.want_out = false;
+		while (rr.ss < rr.nseg &&
+		       !ring_len(&rr.g, ring_send_block(&rr.g, rr.ss)))
+			rr.ss++;
+		while (rr.rs < rr.nseg &&
+		       !ring_len(&rr.g, ring_recv_block(&rr.g, rr.rs)))
+			rr.rs++;
+		if (rr.ss == rr.nseg && rr.rs == rr.nseg)
+			return 0;
+		ret = ring_quantise_own(&rr);
+		if (!ret && rr.ss < rr.nseg && !c->fault.send_shut)
+			ret = ring_send(&rr);
+		if (!ret && rr.rs < rr.nseg)
+			ret = ring_recv(&rr);
+		if (ret)
+			return ret;
+		if (rr.progress) {
 			o->last = coll_now_ms();
-			ret = op_fault(o, sfd);
-			if (ret)
-				return ret;
-			continue;
+			ret = op_fault(o, rr.sfd);
+		} else {
+			ret = ring_wait(&rr);
 		}
-		if (want_out)
-			pfd[np++] = (struct pollfd){ .fd = sfd, .events = POLLOUT };
-		if (want_in)
-			pfd[np++] = (struct pollfd){ .fd = rfd, .events = POLLIN };
-		if (want_in)
-			snprintf(what, sizeof(what),
-				 "waiting for data from rank %d", pred);
-		else if (want_out)
-			snprintf(what, sizeof(what),
-				 "sending to rank %d (it stopped reading)", succ);
-		else
-			snprintf(what, sizeof(what), "in the ring");
-		ret = op_poll(o, pfd, np, what);
 		if (ret)
 			return ret;
 	}
-	return 0;
 }
 
 int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
@@ -464,8 +514,8 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
 			struct op_ctx *o)
 {
 	const size_t total = 4 * n, chunk = c->chunk;
-	const int fd = c->ps_fd;
-	size_t q = c->q.codec && !c->wire_q ? 0 : n, sb = 0, rb = 0;
+	const int fd = c->link.ps_fd;
+	size_t q = c->codec.q.codec && !c->codec.wire_q ? 0 : n, sb = 0, rb = 0;
 	int ret;
 
 	o->rx_total = total;
@@ -484,7 +534,7 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
 			q += cnt;
 			progress = true;
 		}
-		if (sb < 4 * q && !c->send_shut) {
+		if (sb < 4 * q && !c->fault.send_shut) {
 			k = send(fd, (char *)buf + sb, 4 * q - sb,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (k > 0) {
@@ -534,128 +584,154 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
  * add chunk by chunk in rank order (((g0 + q1) + q2) + ...) once every
  * worker's chunk is in, send the sums back to everyone.
  */
+/* Rank 0's side of one worker-aggregator allreduce in progress. */
+struct ps_run {
+	struct incnn_comm *c;
+	struct op_ctx *o;
+	float *buf;
+	size_t n, total, chunk;
+	size_t W;		/* floats per worker in the staging ring */
+	size_t F;		/* floats reduced (the sum, ready to send) */
+	size_t *rb, *sb;	/* per worker: bytes received, sent */
+	struct pollfd *pfd;
+	int N, np, lag;
+	bool progress, all_sent;
+};
+
+/* Receive from worker @w into its staging ring; send it the sum so far. */
+static int ps_worker_io(struct ps_run *pr, int w)
+{
+	struct incnn_comm *c = pr->c;
+	float *ring = c->stage + pr->W * (size_t)(w - 1);
+	size_t limit = 4 * op_min(pr->n, pr->F + pr->W);
+	int fd = c->link.ps_fds[w];
+	short ev = 0;
+	ssize_t k;
+
+	if (pr->rb[w] < limit) {
+		size_t pos = pr->rb[w] % (4 * pr->W);
+		size_t len = op_min(limit - pr->rb[w], 4 * pr->W - pos);
+
+		k = recv(fd, (char *)ring + pos, len, MSG_DONTWAIT);
+		if (k > 0) {
+			pr->rb[w] += (size_t)k;
+			pr->o->moved += (uint64_t)k;
+			pr->o->rx_done += (uint64_t)k;
+			pr->progress = true;
+		} else if (k < 0 && op_again(errno)) {
+			ev |= POLLIN;
+			if (pr->lag < 0 || pr->rb[w] < pr->rb[pr->lag])
+				pr->lag = w;
+		} else {
+			return op_recv_error(pr->o, w, k, errno);
+		}
+	}
+	if (pr->sb[w] < 4 * pr->F) {
+		k = send(fd, (char *)pr->buf + pr->sb[w], 4 * pr->F - pr->sb[w],
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k > 0) {
+			pr->sb[w] += (size_t)k;
+			pr->o->moved += (uint64_t)k;
+			pr->progress = true;
+		} else if (k < 0 && op_again(errno)) {
+			ev |= POLLOUT;
+		} else {
+			return op_send_error(pr->o, w, errno);
+		}
+	}
+	if (pr->sb[w] < pr->total)
+		pr->all_sent = false;
+	if (ev)
+		pr->pfd[pr->np++] = (struct pollfd){ .fd = fd, .events = ev };
+	return 0;
+}
+
+/* Reduce the next chunk once every worker's copy is in. */
+static void ps_reduce(struct ps_run *pr)
+{
+	size_t cnt = op_min(pr->chunk, pr->n - pr->F), i;
+	float *x = pr->buf + pr->F;
+	int w;
+
+	for (w = 1; w < pr->N; w++)
+		if (pr->rb[w] < 4 * (pr->F + cnt))
+			return;
+	for (w = 1; w < pr->N; w++) {
+		const float *y = pr->c->stage + pr->W * (size_t)(w - 1) +
+				 pr->F % pr->W;
+
+		for (i = 0; i < cnt; i++)
+			x[i] = x[i] + y[i];
+	}
+	pr->F += cnt;
+	pr->progress = true;
+}
+
+static int ps_root_loop(struct ps_run *pr)
+{
+	char what[96];
+	int ret, w;
+
+	for (;;) {
+		pr->progress = false;
+		pr->all_sent = true;
+		pr->np = 0;
+		pr->lag = -1;
+		for (w = 1; w < pr->N; w++) {
+			ret = ps_worker_io(pr, w);
+			if (ret)
+				return ret;
+		}
+		if (pr->F == pr->n && pr->all_sent)
+			return 0;
+		if (pr->F < pr->n)
+			ps_reduce(pr);
+		if (pr->progress) {
+			pr->o->last = coll_now_ms();
+			ret = op_fault(pr->o, -1);
+		} else {
+			if (pr->lag > 0)
+				snprintf(what, sizeof(what),
+					 "waiting for data from rank %d",
+					 pr->lag);
+			else
+				snprintf(what, sizeof(what),
+					 "sending the sum to the workers");
+			ret = op_poll(pr->o, pr->pfd, pr->np, what);
+		}
+		if (ret)
+			return ret;
+	}
+}
+
 static int op_ps_root(struct incnn_comm *c, float *buf, size_t n,
 		      struct op_ctx *o)
 {
-	const int N = c->world;
-	const size_t total = 4 * n, chunk = c->chunk;
-	size_t W = 4 * chunk, F = 0, *rb = NULL, *sb = NULL;
-	struct pollfd *pfd = NULL;
-	int ret = 0, w;
-	char what[96];
+	struct ps_run pr = { .c = c, .o = o, .buf = buf, .n = n,
+			     .total = 4 * n, .chunk = c->chunk,
+			     .W = 4 * c->chunk, .N = c->world };
+	size_t whole = (n + pr.chunk - 1) / pr.chunk * pr.chunk;
+	int ret;
 
 	/* a multiple of the chunk, so that no chunk wraps; no more than n */
-	if (W > (n + chunk - 1) / chunk * chunk)
-		W = (n + chunk - 1) / chunk * chunk;
-	if (!W)
-		W = chunk;
-	ret = op_stage(c, W * (size_t)(N - 1));
+	if (pr.W > whole)
+		pr.W = whole;
+	if (!pr.W)
+		pr.W = pr.chunk;
+	ret = op_stage(c, pr.W * (size_t)(pr.N - 1));
 	if (ret)
 		return ret;
-	rb = calloc((size_t)N, sizeof(*rb));
-	sb = calloc((size_t)N, sizeof(*sb));
-	pfd = calloc((size_t)N + 1, sizeof(*pfd));
-	if (!rb || !sb || !pfd) {
+	pr.rb = calloc((size_t)pr.N, sizeof(*pr.rb));
+	pr.sb = calloc((size_t)pr.N, sizeof(*pr.sb));
+	pr.pfd = calloc((size_t)pr.N + 1, sizeof(*pr.pfd));
+	if (!pr.rb || !pr.sb || !pr.pfd)
 		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-		goto out;
-	}
-	o->rx_total = total * (uint64_t)(N - 1);
-
-	for (;;) {
-		bool progress = false, all_sent = true;
-		int np = 0, lag = -1;
-
-		for (w = 1; w < N; w++) {
-			float *ring = c->stage + W * (size_t)(w - 1);
-			size_t limit = 4 * op_min(n, F + W);
-			short ev = 0;
-			ssize_t k;
-
-			if (rb[w] < limit) {
-				size_t pos = rb[w] % (4 * W);
-				size_t len = op_min(limit - rb[w], 4 * W - pos);
-
-				k = recv(c->ps_fds[w], (char *)ring + pos, len,
-					 MSG_DONTWAIT);
-				if (k > 0) {
-					rb[w] += (size_t)k;
-					o->moved += (uint64_t)k;
-					o->rx_done += (uint64_t)k;
-					progress = true;
-				} else if (k < 0 && op_again(errno)) {
-					ev |= POLLIN;
-					if (lag < 0 || rb[w] < rb[lag])
-						lag = w;
-				} else {
-					ret = op_recv_error(o, w, k, errno);
-					goto out;
-				}
-			}
-			if (sb[w] < 4 * F) {
-				k = send(c->ps_fds[w], (char *)buf + sb[w],
-					 4 * F - sb[w], MSG_DONTWAIT | MSG_NOSIGNAL);
-				if (k > 0) {
-					sb[w] += (size_t)k;
-					o->moved += (uint64_t)k;
-					progress = true;
-				} else if (k < 0 && op_again(errno)) {
-					ev |= POLLOUT;
-				} else {
-					ret = op_send_error(o, w, errno);
-					goto out;
-				}
-			}
-			if (sb[w] < total)
-				all_sent = false;
-			if (ev)
-				pfd[np++] = (struct pollfd){ .fd = c->ps_fds[w],
-							     .events = ev };
-		}
-		if (F == n && all_sent)
-			break;
-
-		/* reduce the next chunk once every worker's copy is in */
-		if (F < n) {
-			size_t cnt = op_min(chunk, n - F), i;
-			bool ready = true;
-
-			for (w = 1; w < N && ready; w++)
-				ready = rb[w] >= 4 * (F + cnt);
-			if (ready) {
-				float *x = buf + F;
-
-				for (w = 1; w < N; w++) {
-					const float *y = c->stage +
-						W * (size_t)(w - 1) + F % W;
-
-					for (i = 0; i < cnt; i++)
-						x[i] = x[i] + y[i];
-				}
-				F += cnt;
-				progress = true;
-			}
-		}
-		if (progress) {
-			o->last = coll_now_ms();
-			ret = op_fault(o, -1);
-			if (ret)
-				goto out;
-			continue;
-		}
-		if (lag > 0)
-			snprintf(what, sizeof(what),
-				 "waiting for data from rank %d", lag);
-		else
-			snprintf(what, sizeof(what),
-				 "sending the sum to the workers");
-		ret = op_poll(o, pfd, np, what);
-		if (ret)
-			goto out;
-	}
-out:
-	free(rb);
-	free(sb);
-	free(pfd);
+	o->rx_total = pr.total * (uint64_t)(pr.N - 1);
+	if (!ret)
+		ret = ps_root_loop(&pr);
+	free(pr.rb);
+	free(pr.sb);
+	free(pr.pfd);
 	return ret;
 }
 
@@ -707,11 +783,11 @@ int incnn_comm_allgather_meta(struct incnn_comm *c, const void *in,
 	ret = op_finish(&o, false);
 	if (ret)
 		return ret;
-	if (c->result.len - c->result.off != len * (size_t)c->world)
+	if (c->store.result.len - c->store.result.off != len * (size_t)c->world)
 		return incnn_coll_fail(c, -EPROTO, false,
 				       "malformed gather result from the store");
 	if (len)
-		memcpy(out, c->result.p + c->result.off, len * (size_t)c->world);
+		memcpy(out, c->store.result.p + c->store.result.off, len * (size_t)c->world);
 	return 0;
 }
 

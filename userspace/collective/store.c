@@ -19,137 +19,6 @@
 
 #include "coll.h"
 
-/* --- byte buffers and message framing (shared with comm.c) --------------- */
-
-int incnn_coll_buf_reserve(struct coll_buf *b, size_t extra)
-{
-	size_t need, cap;
-	uint8_t *p;
-
-	if (b->off && b->off == b->len)
-		b->off = b->len = 0;
-	if (extra > SIZE_MAX / 2 - b->len)
-		return -ENOMEM;
-	need = b->len + extra;
-	if (need <= b->cap)
-		return 0;
-	if (b->off) {		/* compact first */
-		memmove(b->p, b->p + b->off, b->len - b->off);
-		b->len -= b->off;
-		b->off = 0;
-		need = b->len + extra;
-		if (need <= b->cap)
-			return 0;
-	}
-	cap = b->cap ? b->cap : 4096;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-int incnn_coll_buf_append(struct coll_buf *b, const void *d, size_t n)
-{
-	int err = incnn_coll_buf_reserve(b, n);
-
-	if (err)
-		return err;
-	if (n)
-		memcpy(b->p + b->len, d, n);
-	b->len += n;
-	return 0;
-}
-
-void incnn_coll_buf_consume(struct coll_buf *b, size_t n)
-{
-	b->off += n;
-	if (b->off >= b->len)
-		b->off = b->len = 0;
-}
-
-void incnn_coll_buf_free(struct coll_buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
-int incnn_coll_msg_append(struct coll_buf *b, uint16_t type,
-			  const void *payload, size_t len)
-{
-	uint8_t hdr[COLL_HDR_LEN];
-	int err;
-
-	if (len > COLL_MAX_PAYLOAD)
-		return -EMSGSIZE;
-	coll_put16(hdr, type);
-	coll_put16(hdr + 2, 0);
-	coll_put32(hdr + 4, (uint32_t)len);
-	err = incnn_coll_buf_reserve(b, sizeof(hdr) + len);
-	if (err)
-		return err;
-	incnn_coll_buf_append(b, hdr, sizeof(hdr));
-	incnn_coll_buf_append(b, payload, len);
-	return 0;
-}
-
-int incnn_coll_msg_peek(const struct coll_buf *b, uint16_t *type,
-			const uint8_t **payload, uint32_t *plen)
-{
-	size_t avail = b->len - b->off;
-	const uint8_t *h = b->p + b->off;
-	uint32_t len;
-
-	if (avail < COLL_HDR_LEN)
-		return 0;
-	len = coll_get32(h + 4);
-	if (coll_get16(h + 2) != 0 || len > COLL_MAX_PAYLOAD)
-		return -EPROTO;
-	if (avail - COLL_HDR_LEN < len)
-		return 0;
-	*type = coll_get16(h);
-	*payload = h + COLL_HDR_LEN;
-	*plen = len;
-	return 1;
-}
-
-ssize_t incnn_coll_buf_read(int fd, struct coll_buf *b)
-{
-	ssize_t k;
-	int err = incnn_coll_buf_reserve(b, 16384);
-
-	if (err)
-		return err;
-	do
-		k = recv(fd, b->p + b->len, b->cap - b->len, MSG_DONTWAIT);
-	while (k < 0 && errno == EINTR);
-	if (k < 0)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	b->len += (size_t)k;
-	return k;
-}
-
-int incnn_coll_buf_flush(int fd, struct coll_buf *b)
-{
-	while (b->off < b->len) {
-		ssize_t k = send(fd, b->p + b->off, b->len - b->off,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			return -errno;
-		}
-		incnn_coll_buf_consume(b, (size_t)k);
-	}
-	return 0;
-}
-
 /* --- the server --------------------------------------------------------- */
 
 enum srv_phase {
@@ -287,11 +156,15 @@ static const char *srv_codec_name(unsigned int id)
 
 static void srv_welcome(struct coll_server *s)
 {
-	size_t len = 24 + 8 * (size_t)s->world;
+	size_t len = coll_welcome_len((uint32_t)s->world);
 	uint8_t *p = calloc(1, len);
+	uint8_t (*addrs)[6] = calloc((size_t)s->world, sizeof(*addrs));
+	struct coll_welcome w = { .world = (uint32_t)s->world };
 	int r;
 
-	if (!p) {
+	if (!p || !addrs) {
+		free(p);
+		free(addrs);
 		srv_fail(s, ENOMEM, "store: out of memory");
 		return;
 	}
@@ -315,32 +188,35 @@ static void srv_welcome(struct coll_server *s)
 				 first, srv_codec_name(s->codec), s->param, r,
 				 srv_codec_name(c->codec), c->param);
 			free(p);
+			free(addrs);
 			return;
 		}
 	}
-	coll_put32(p, (uint32_t)s->world);
-	coll_put64(p + 8, s->token);
-	p[16] = s->codec;
-	p[17] = s->param;
+	w.token = s->token;
+	w.codec = s->codec;
+	w.param = s->param;
 	for (r = 0; r < s->world; r++)
-		memcpy(p + 24 + 8 * r, s->by_rank[r]->addr, 6);
+		memcpy(addrs[r], s->by_rank[r]->addr, 6);
+	coll_welcome_encode(&w, (const uint8_t (*)[6])addrs, p);
 	s->phase = SRV_SETUP;
 	for (r = 0; r < s->world; r++)
 		srv_queue(s, s->by_rank[r], COLL_MSG_WELCOME, p, len);
 	free(p);
+	free(addrs);
 }
 
 static void srv_hello(struct coll_server *s, struct srv_client *c,
 		      const uint8_t *p, uint32_t len)
 {
+	struct coll_hello h;
 	uint32_t rank, world;
 
-	if (len != 24 || c->rank >= 0) {
+	if (coll_hello_decode(p, len, &h) || c->rank >= 0) {
 		srv_fail(s, EPROTO, "store: malformed HELLO");
 		return;
 	}
-	rank = coll_get32(p + 4);
-	world = coll_get32(p + 8);
+	rank = h.rank;
+	world = h.world;
 	if (world < s->min_world)
 		s->min_world = world;
 	if (world > s->max_world && world <= INCNN_COLL_MAX_WORLD)
@@ -352,11 +228,11 @@ static void srv_hello(struct coll_server *s, struct srv_client *c,
 		srv_send_error(s, c);
 		return;
 	}
-	if (coll_get16(p) != COLL_PROTO_VERSION) {
+	if (h.version != COLL_PROTO_VERSION) {
 		c->rank = 0;
 		srv_fail(s, EPROTO,
 			 "rank %u speaks store protocol %u, rank 0 speaks %u",
-			 rank, coll_get16(p), COLL_PROTO_VERSION);
+			 rank, h.version, COLL_PROTO_VERSION);
 		return;
 	}
 	if (s->phase != SRV_REGISTER) {
@@ -391,9 +267,9 @@ static void srv_hello(struct coll_server *s, struct srv_client *c,
 		return;
 	}
 	c->world = world;
-	c->codec = p[12];
-	c->param = p[13];
-	memcpy(c->addr, p + 16, 6);
+	c->codec = h.codec;
+	c->param = h.param;
+	memcpy(c->addr, h.addr, sizeof(c->addr));
 	s->by_rank[rank] = c;
 	if (++s->nhello == s->world)
 		srv_welcome(s);
@@ -756,42 +632,99 @@ static bool srv_drained(struct coll_server *s)
 	       coll_now_ms() >= s->min_told + SRV_LINGER_MS;
 }
 
+/*
+ * How long the next poll may wait (-1: forever), after failing the
+ * rendezvous at its deadline; -2 when the thread should end (stopping,
+ * and drained or past the stop deadline).
+ */
+static int srv_timeout(struct coll_server *s)
+{
+	int timeout = -1, left;
+
+	if (s->phase == SRV_REGISTER) {
+		char missing[160];
+
+		timeout = coll_left_ms(s->reg_deadline);
+		if (timeout == 0) {
+			srv_missing(s, missing, sizeof(missing));
+			srv_fail(s, ETIMEDOUT,
+				 "timed out after %d ms waiting for the other ranks to join the store%s",
+				 s->init_timeout_ms, missing);
+			timeout = -1;
+		}
+	}
+	if (!atomic_load(&s->stopping))
+		return timeout;
+	if (srv_drained(s))
+		return -2;
+	left = coll_left_ms(atomic_load(&s->stop_deadline));
+	if (left == 0)
+		return -2;
+	if (timeout < 0 || left < timeout)
+		timeout = left;
+	if (s->linger && timeout > 100)
+		timeout = 100;	/* re-check the linger */
+	return timeout;
+}
+
+/* The wake pipe, the listener, then one entry per client (s->cl order). */
+static size_t srv_pollset(struct coll_server *s, struct pollfd *pfd)
+{
+	size_t i, n = 0;
+
+	pfd[n++] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+	for (i = 0; i < s->ncl; i++) {
+		struct srv_client *c = s->cl[i];
+
+		pfd[n++] = (struct pollfd){
+			.fd = c->fd,
+			.events = POLLIN |
+				(c->out.off < c->out.len ? POLLOUT : 0),
+		};
+	}
+	return n;
+}
+
+static void srv_serve(struct coll_server *s, const struct pollfd *pfd,
+		      size_t n)
+{
+	size_t i;
+
+	if (pfd[0].revents) {
+		char b[16];
+
+		while (read(s->wake[0], b, sizeof(b)) > 0)
+			;
+	}
+	/* clients first: pfd[2 + i] belongs to s->cl[i] */
+	for (i = 0; i + 2 < n; i++) {
+		struct srv_client *c = s->cl[i];
+		short re = pfd[2 + i].revents;
+
+		if (c->dead)
+			continue;
+		if ((re & POLLOUT) && incnn_coll_buf_flush(c->fd, &c->out))
+			srv_gone(s, c);
+		if (re & (POLLIN | POLLHUP | POLLERR))
+			srv_read(s, c);
+	}
+	if (pfd[1].revents & POLLIN)
+		srv_accept(s);
+	srv_remove_dead(s);
+}
+
 static void *srv_thread(void *arg)
 {
 	struct coll_server *s = arg;
 	struct pollfd *pfd = NULL;
-	size_t cap = 0;
+	size_t cap = 0, n;
+	int timeout;
 
 	for (;;) {
-		size_t i, n = 0;
-		int timeout = -1;
-		bool stopping = atomic_load(&s->stopping);
-
-		if (s->phase == SRV_REGISTER) {
-			char missing[160];
-
-			timeout = coll_left_ms(s->reg_deadline);
-			if (timeout == 0) {
-				srv_missing(s, missing, sizeof(missing));
-				srv_fail(s, ETIMEDOUT,
-					 "timed out after %d ms waiting for the other ranks to join the store%s",
-					 s->init_timeout_ms, missing);
-				timeout = -1;
-			}
-		}
-		if (stopping) {
-			int left;
-
-			if (srv_drained(s))
-				break;
-			left = coll_left_ms(atomic_load(&s->stop_deadline));
-			if (left == 0)
-				break;
-			if (timeout < 0 || left < timeout)
-				timeout = left;
-			if (s->linger && timeout > 100)
-				timeout = 100;	/* re-check the linger */
-		}
+		timeout = srv_timeout(s);
+		if (timeout == -2)
+			break;
 		if (cap < s->ncl + 2) {
 			struct pollfd *np = realloc(pfd, (s->ncl + 2) *
 						    sizeof(*pfd));
@@ -803,44 +736,13 @@ static void *srv_thread(void *arg)
 			pfd = np;
 			cap = s->ncl + 2;
 		}
-		pfd[n++] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
-		for (i = 0; i < s->ncl; i++) {
-			struct srv_client *c = s->cl[i];
-
-			pfd[n++] = (struct pollfd){
-				.fd = c->fd,
-				.events = POLLIN |
-					(c->out.off < c->out.len ? POLLOUT : 0),
-			};
-		}
+		n = srv_pollset(s, pfd);
 		if (poll(pfd, n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (pfd[0].revents) {
-			char b[16];
-
-			while (read(s->wake[0], b, sizeof(b)) > 0)
-				;
-		}
-		/* clients first: pfd[2 + i] belongs to s->cl[i] */
-		for (i = 0; i + 2 < n; i++) {
-			struct srv_client *c = s->cl[i];
-			short re = pfd[2 + i].revents;
-
-			if (c->dead)
-				continue;
-			if ((re & POLLOUT) &&
-			    incnn_coll_buf_flush(c->fd, &c->out))
-				srv_gone(s, c);
-			if (re & (POLLIN | POLLHUP | POLLERR))
-				srv_read(s, c);
-		}
-		if (pfd[1].revents & POLLIN)
-			srv_accept(s);
-		srv_remove_dead(s);
+		srv_serve(s, pfd, n);
 	}
 	free(pfd);
 	return NULL;

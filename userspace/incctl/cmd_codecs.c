@@ -17,6 +17,7 @@ static int codec_entry(const struct nlattr *nest, struct kcodec_list *kl)
 		[INCNN_CODEC_A_PARAM_MIN] = MNL_TYPE_U8,
 		[INCNN_CODEC_A_PARAM_MAX] = MNL_TYPE_U8,
 		[INCNN_CODEC_A_PARAM_DEFAULT] = MNL_TYPE_U8,
+		[INCNN_CODEC_A_PARAM_KIND] = MNL_TYPE_U8,
 	};
 	const struct nlattr *tb[INCNN_CODEC_A_MAX + 1];
 	struct kcodec *kc;
@@ -55,6 +56,8 @@ static int codec_entry(const struct nlattr *nest, struct kcodec_list *kl)
 	if (tb[INCNN_CODEC_A_PARAM_DEFAULT])
 		kc->param_default =
 			mnl_attr_get_u8(tb[INCNN_CODEC_A_PARAM_DEFAULT]);
+	if (tb[INCNN_CODEC_A_PARAM_KIND])
+		kc->param_kind = mnl_attr_get_u8(tb[INCNN_CODEC_A_PARAM_KIND]);
 	return 0;
 }
 
@@ -104,13 +107,21 @@ int codecs_fetch(struct incctl *c, struct kcodec_list *kl)
 	return 0;
 }
 
-#define HAS(kc, a)	((kc)->have & (1U << (a)))
+#define HAS(kc, a)	KCODEC_HAS(kc, a)
+
+/* The parameter kind of a kernel entry (completed by the built-in codec). */
+static unsigned int entry_kind(const struct kcodec_list *kl,
+			       const struct kcodec *kc)
+{
+	struct codec_desc d;
+
+	return codec_by_id(kl, kc->id, &d) ? PARAM_KIND_UNKNOWN : d.param.kind;
+}
 
 /* Parameter range, e.g. "bound 2^-1..2^-30", "bits 8,16,24", "-". */
-static void range_text(const struct kcodec *kc, char *buf, size_t len)
+static void range_text(unsigned int kind, const struct kcodec *kc, char *buf,
+		       size_t len)
 {
-	const struct codec_desc *d = codec_by_id(kc->id);
-	enum codec_param_kind kind = d ? d->kind : PARAM_OTHER;
 	unsigned int lo = kc->param_min, hi = kc->param_max;
 
 	if (!HAS(kc, INCNN_CODEC_A_PARAM_MIN) ||
@@ -119,21 +130,20 @@ static void range_text(const struct kcodec *kc, char *buf, size_t len)
 		return;
 	}
 	switch (kind) {
-	case PARAM_BOUND:
+	case INCNN_PARAM_BOUND:
 		snprintf(buf, len, "bound 2^-%u..2^-%u", lo, hi);
 		break;
-	case PARAM_BITS: {
+	case INCNN_PARAM_BITS: {
 		size_t off = 0;
 
 		off += (size_t)snprintf(buf, len, "bits ");
-		for (unsigned int b = 8; b <= 24 && off < len; b += 8)
-			if (b >= lo && b <= hi)
-				off += (size_t)snprintf(buf + off, len - off,
-							"%s%u",
-							off > 5 ? "," : "", b);
+		for (unsigned int b = (lo + 7) / 8 * 8; b <= hi && off < len;
+		     b += 8)
+			off += (size_t)snprintf(buf + off, len - off, "%s%u",
+						off > 5 ? "," : "", b);
 		break;
 	}
-	case PARAM_NONE:
+	case INCNN_PARAM_NONE:
 		if (lo == 0 && hi == 0) {
 			snprintf(buf, len, "-");
 			break;
@@ -145,16 +155,15 @@ static void range_text(const struct kcodec *kc, char *buf, size_t len)
 	}
 }
 
-static void default_text(const struct kcodec *kc, char *buf, size_t len)
+static void default_text(unsigned int kind, const struct kcodec *kc,
+			 char *buf, size_t len)
 {
-	const struct codec_desc *d = codec_by_id(kc->id);
-	enum codec_param_kind kind = d ? d->kind : PARAM_OTHER;
 	unsigned int v = kc->param_default;
 
 	if (!HAS(kc, INCNN_CODEC_A_PARAM_DEFAULT) ||
-	    (kind == PARAM_NONE && v == 0))
+	    (kind == INCNN_PARAM_NONE && v == 0))
 		snprintf(buf, len, "-");
-	else if (kind == PARAM_BOUND)
+	else if (kind == INCNN_PARAM_BOUND)
 		snprintf(buf, len, "2^-%u", v);
 	else
 		snprintf(buf, len, "%u", v);
@@ -181,6 +190,13 @@ static void print_json(const struct incctl *c, const struct kcodec_list *kl)
 			json_u64(&j, "param_max", kc->param_max);
 		if (HAS(kc, INCNN_CODEC_A_PARAM_DEFAULT))
 			json_u64(&j, "param_default", kc->param_default);
+		if (HAS(kc, INCNN_CODEC_A_PARAM_KIND)) {
+			const char *k = incnn_codec_param_key(kc->param_kind);
+
+			json_str(&j, "param_kind", k ? k :
+				 kc->param_kind == INCNN_PARAM_NONE ? "none" :
+				 "unknown");
+		}
 		json_obj_close(&j);
 	}
 	json_arr_close(&j);
@@ -193,10 +209,11 @@ static void print_text(const struct kcodec_list *kl)
 	       "default");
 	for (size_t i = 0; i < kl->n; i++) {
 		const struct kcodec *kc = &kl->c[i];
+		unsigned int kind = entry_kind(kl, kc);
 		char range[48], def[16];
 
-		range_text(kc, range, sizeof(range));
-		default_text(kc, def, sizeof(def));
+		range_text(kind, kc, range, sizeof(range));
+		default_text(kind, kc, def, sizeof(def));
 		printf("%-3u %-12s %-6s %-20s %s\n", kc->id,
 		       kc->name[0] ? kc->name : "?",
 		       !HAS(kc, INCNN_CODEC_A_LOSSY) ? "?" :

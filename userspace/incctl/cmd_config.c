@@ -11,108 +11,16 @@
 
 #define HAS(cfg, a)	((cfg)->have & (1U << (a)))
 
-static int rule_entry(const struct nlattr *nest, struct config *cfg)
-{
-	static const enum mnl_attr_data_type pol[INCNN_RULE_A_MAX + 1] = {
-		[INCNN_RULE_A_DSCP] = MNL_TYPE_U8,
-		[INCNN_RULE_A_CODEC] = MNL_TYPE_U8,
-		[INCNN_RULE_A_PARAM] = MNL_TYPE_U8,
-	};
-	const struct nlattr *tb[INCNN_RULE_A_MAX + 1];
-	struct rule *r;
-
-	if (genl_parse_nested(nest, tb, INCNN_RULE_A_MAX, pol))
-		return -EBADMSG;
-	if (!tb[INCNN_RULE_A_DSCP] || cfg->nrules >= CONFIG_MAX_RULES)
-		return 0;	/* a rule without its key means nothing */
-	r = &cfg->rules[cfg->nrules++];
-	memset(r, 0, sizeof(*r));
-	r->dscp = mnl_attr_get_u8(tb[INCNN_RULE_A_DSCP]);
-	if (tb[INCNN_RULE_A_CODEC]) {
-		r->codec = mnl_attr_get_u8(tb[INCNN_RULE_A_CODEC]);
-		r->has_codec = true;
-	}
-	if (tb[INCNN_RULE_A_PARAM]) {
-		r->param = mnl_attr_get_u8(tb[INCNN_RULE_A_PARAM]);
-		r->has_param = true;
-	}
-	return 0;
-}
-
-static int config_cb(const struct nlmsghdr *nlh, void *data)
-{
-	static const enum mnl_attr_data_type pol[INCNN_A_MAX + 1] = {
-		[INCNN_A_TX_ENABLED] = MNL_TYPE_U8,
-		[INCNN_A_RX_ENABLED] = MNL_TYPE_U8,
-		[INCNN_A_WIRE_DSCP] = MNL_TYPE_U8,
-		[INCNN_A_FLOW_MAX] = MNL_TYPE_U32,
-		[INCNN_A_FLOW_IDLE_TIMEOUT] = MNL_TYPE_U32,
-		[INCNN_A_FLOW_CLOSE_TIMEOUT] = MNL_TYPE_U32,
-		[INCNN_A_FLOW_COUNT] = MNL_TYPE_U32,
-		[INCNN_A_RULES] = MNL_TYPE_NESTED,
-	};
-	const struct nlattr *tb[INCNN_A_MAX + 1];
-	const struct nlattr *attr;
-	struct config *cfg = data;
-	int err;
-
-	if (genl_parse(nlh, tb, INCNN_A_MAX, pol))
-		return -EBADMSG;
-	for (unsigned int i = 1; i <= INCNN_A_MAX && i < 32; i++)
-		if (tb[i])
-			cfg->have |= 1U << i;
-	if (tb[INCNN_A_TX_ENABLED])
-		cfg->tx_enabled = mnl_attr_get_u8(tb[INCNN_A_TX_ENABLED]);
-	if (tb[INCNN_A_RX_ENABLED])
-		cfg->rx_enabled = mnl_attr_get_u8(tb[INCNN_A_RX_ENABLED]);
-	if (tb[INCNN_A_WIRE_DSCP])
-		cfg->wire_dscp = mnl_attr_get_u8(tb[INCNN_A_WIRE_DSCP]);
-	if (tb[INCNN_A_FLOW_MAX])
-		cfg->flow_max = mnl_attr_get_u32(tb[INCNN_A_FLOW_MAX]);
-	if (tb[INCNN_A_FLOW_IDLE_TIMEOUT])
-		cfg->idle_timeout =
-			mnl_attr_get_u32(tb[INCNN_A_FLOW_IDLE_TIMEOUT]);
-	if (tb[INCNN_A_FLOW_CLOSE_TIMEOUT])
-		cfg->close_timeout =
-			mnl_attr_get_u32(tb[INCNN_A_FLOW_CLOSE_TIMEOUT]);
-	if (tb[INCNN_A_FLOW_COUNT])
-		cfg->flow_count = mnl_attr_get_u32(tb[INCNN_A_FLOW_COUNT]);
-	if (!tb[INCNN_A_RULES])
-		return 0;
-	mnl_attr_for_each_nested(attr, tb[INCNN_A_RULES]) {
-		if (mnl_attr_get_type(attr) != INCNN_A_RULE)
-			continue;
-		if (mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0)
-			return -EBADMSG;
-		err = rule_entry(attr, cfg);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static int cmp_rule(const void *a, const void *b)
-{
-	const struct rule *x = a, *y = b;
-
-	return (int)x->dscp - (int)y->dscp;
-}
-
-static int config_fetch(struct incctl *c, struct config *cfg)
+static int config_fetch(struct incctl *c, struct incnn_nl_config *cfg)
 {
 	struct nlmsghdr *nlh;
-	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
 	nlh = incctl_msg(c, INCNN_CMD_GET_CONFIG, NLM_F_ACK);
-	rc = incctl_talk(c, nlh, config_cb, cfg);
-	if (rc)
-		return rc;
-	qsort(cfg->rules, cfg->nrules, sizeof(cfg->rules[0]), cmp_rule);
-	return 0;
+	return incctl_talk(c, nlh, incnn_nl_config_cb, cfg);
 }
 
-static void show_json(const struct incctl *c, const struct config *cfg)
+static void show_json(const struct incctl *c, const struct incnn_nl_config *cfg)
 {
 	struct json j;
 
@@ -142,14 +50,14 @@ static void show_json(const struct incctl *c, const struct config *cfg)
 	json_end(&j);
 }
 
-static const char *onoff(const struct config *cfg, int attr, bool v)
+static const char *onoff(const struct incnn_nl_config *cfg, int attr, bool v)
 {
 	if (!HAS(cfg, attr))
 		return "?";
 	return v ? "on" : "off";
 }
 
-static void show_text(const struct incctl *c, const struct config *cfg)
+static void show_text(const struct incctl *c, const struct incnn_nl_config *cfg)
 {
 	printf("%-14s %s\n", "tx", onoff(cfg, INCNN_A_TX_ENABLED,
 					 cfg->tx_enabled));
@@ -180,9 +88,9 @@ static void show_text(const struct incctl *c, const struct config *cfg)
 	}
 }
 
-int config_load(struct incctl *c, struct config **cfgp)
+int config_load(struct incctl *c, struct incnn_nl_config **cfgp)
 {
-	struct config *cfg;
+	struct incnn_nl_config *cfg;
 	int rc;
 
 	rc = incctl_connect(c);
@@ -203,7 +111,7 @@ int config_load(struct incctl *c, struct config **cfgp)
 
 int cmd_show(struct incctl *c, int argc, char **argv)
 {
-	struct config *cfg;
+	struct incnn_nl_config *cfg;
 	int rc;
 
 	rc = arg_end("show", argc, argv, 0);

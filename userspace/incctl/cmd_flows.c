@@ -90,7 +90,8 @@ static void flow_text(const struct incctl *c, const struct flow *fl)
 			unsigned int p =
 				mnl_attr_get_u8(tb[INCNN_FLOW_A_PARAM]);
 
-			codec_param_text(id, p, param, sizeof(param));
+			codec_param_text(&c->kcodecs, id, p, param,
+					 sizeof(param));
 			if (param[0])
 				printf(" %s", param);
 		}

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rule_print_text(const struct incctl *c, FILE *f, const struct rule *r)
+void rule_print_text(const struct incctl *c, FILE *f,
+		     const struct incnn_nl_rule *r)
 {
 	const char *name;
 	char param[32];
@@ -22,8 +23,8 @@ void rule_print_text(const struct incctl *c, FILE *f, const struct rule *r)
 		else
 			fprintf(f, " codec %u", r->codec);
 		if (r->has_param) {
-			codec_param_text(r->codec, r->param, param,
-					 sizeof(param));
+			codec_param_text(&c->kcodecs, r->codec, r->param,
+					 param, sizeof(param));
 			if (param[0])
 				fprintf(f, " %s", param);
 		}
@@ -32,7 +33,7 @@ void rule_print_text(const struct incctl *c, FILE *f, const struct rule *r)
 }
 
 void rule_print_json(const struct incctl *c, struct json *j,
-		     const struct rule *r)
+		     const struct incnn_nl_rule *r)
 {
 	const char *name;
 
@@ -69,90 +70,124 @@ static int key_arg(const char *what, int argc, char **argv, int *i,
 
 struct rule_add {
 	uint8_t dscp;
-	const struct codec_desc *codec;
-	bool has_bound, has_bits;
-	uint8_t bound, bits;
+	const char *codec, *bound, *bits;
 };
+
+/* @kw's value into *@val, once */
+static int once_arg(const char *what, const char *kw, int argc, char **argv,
+		    int *i, const char **val)
+{
+	if (*val)
+		return cli_error("%s: %s given twice", what, kw);
+	return arg_value(argc, argv, i, val);
+}
 
 /* rule add {dscp N | tos T} codec NAME [bound 2^-K | bits B], any order */
 static int add_parse(int argc, char **argv, struct rule_add *ra)
 {
-	const char *what = "rule add", *val;
+	const char *what = "rule add";
 	bool has_key = false;
 	int rc;
 
 	for (int i = 0; i < argc; i++) {
 		const char *kw = argv[i];
 
-		if (!strcmp(kw, "dscp") || !strcmp(kw, "tos")) {
+		if (!strcmp(kw, "dscp") || !strcmp(kw, "tos"))
 			rc = key_arg(what, argc, argv, &i, &has_key, &ra->dscp);
-		} else if (!strcmp(kw, "codec")) {
-			if (ra->codec)
-				return cli_error("%s: codec given twice", what);
-			rc = arg_value(argc, argv, &i, &val);
-			if (rc)
-				return rc;
-			ra->codec = codec_by_name(val);
-			if (!ra->codec)
-				return cli_error("unknown codec \"%s\" (%s)",
-						 val, codec_name_list());
-		} else if (!strcmp(kw, "bound")) {
-			if (ra->has_bound)
-				return cli_error("%s: bound given twice", what);
-			rc = arg_value(argc, argv, &i, &val);
-			if (!rc)
-				rc = arg_bound(val, &ra->bound);
-			ra->has_bound = true;
-		} else if (!strcmp(kw, "bits")) {
-			if (ra->has_bits)
-				return cli_error("%s: bits given twice", what);
-			rc = arg_value(argc, argv, &i, &val);
-			if (!rc)
-				rc = arg_bits(val, &ra->bits);
-			ra->has_bits = true;
-		} else {
+		else if (!strcmp(kw, "codec"))
+			rc = once_arg(what, kw, argc, argv, &i, &ra->codec);
+		else if (!strcmp(kw, "bound"))
+			rc = once_arg(what, kw, argc, argv, &i, &ra->bound);
+		else if (!strcmp(kw, "bits"))
+			rc = once_arg(what, kw, argc, argv, &i, &ra->bits);
+		else
 			return cli_error("%s: unexpected argument \"%s\" (dscp, tos, codec, bound, bits)",
 					 what, kw);
-		}
 		if (rc)
 			return rc;
 	}
 	if (!has_key)
 		return cli_error("%s: dscp N or tos 0xNN is required", what);
-	if (!ra->codec)
-		return cli_error("%s: codec is required (%s)", what,
-				 codec_name_list());
-	if (ra->has_bound && ra->codec->kind != PARAM_BOUND)
-		return cli_error("%s: codec %s takes no bound (only inceptionn and ebq do)",
-				 what, ra->codec->name);
-	if (ra->has_bits && ra->codec->kind != PARAM_BITS)
-		return cli_error("%s: codec %s takes no bits (only trunc does)",
-				 what, ra->codec->name);
 	return 0;
+}
+
+/* The codec's setting @kw (kind @kind) given as @val, into *@param. */
+static int add_setting(const struct incctl *c, const struct codec_desc *d,
+		       unsigned int kind, const char *val, unsigned int *param)
+{
+	const char *kw = incnn_codec_param_key(kind);
+	char list[128], range[48];
+	size_t n;
+	int err;
+
+	if (d->param.kind != kind) {
+		codec_kind_list(&c->kcodecs, kind, list, sizeof(list), &n);
+		return cli_error("rule add: codec %s takes no %s (only %s %s)",
+				 d->name, kw, list, n == 1 ? "does" : "do");
+	}
+	err = incnn_codec_param_parse(&d->param, val, param);
+	if (!err)
+		return 0;
+	if (kind == INCNN_PARAM_BITS)
+		return cli_error("invalid bits \"%s\" (expected %s)", val,
+				 incnn_codec_param_range(&d->param, range,
+							 sizeof(range)));
+	if (err == -ERANGE)
+		return cli_error("bound %s out of range (2^-%u..2^-%u)", val,
+				 d->param.min, d->param.max);
+	return cli_error("invalid bound \"%s\" (expected 2^-K or K, K = %u..%u)",
+			 val, d->param.min, d->param.max);
+}
+
+/*
+ * The codec and its setting: names, kinds and ranges from the kernel's
+ * codec list when it answers, else from the built-in codecs.
+ */
+static int add_resolve(struct incctl *c, const struct rule_add *ra,
+		       struct codec_desc *d, bool *has_param,
+		       unsigned int *param)
+{
+	char list[128];
+	int rc = 0;
+
+	incctl_load_codecs_quiet(c);
+	codec_name_list(&c->kcodecs, list, sizeof(list));
+	if (!ra->codec)
+		return cli_error("rule add: codec is required (%s)", list);
+	if (codec_by_name(&c->kcodecs, ra->codec, d))
+		return cli_error("unknown codec \"%s\" (%s)", ra->codec, list);
+	*has_param = ra->bound || ra->bits;
+	if (ra->bound)
+		rc = add_setting(c, d, INCNN_PARAM_BOUND, ra->bound, param);
+	if (!rc && ra->bits)
+		rc = add_setting(c, d, INCNN_PARAM_BITS, ra->bits, param);
+	return rc;
 }
 
 static int rule_add(struct incctl *c, int argc, char **argv)
 {
 	struct rule_add ra = { 0 };
+	struct codec_desc d;
 	struct nlmsghdr *nlh;
 	struct nlattr *nest;
+	unsigned int param = 0;
+	bool has_param = false;
 	int rc;
 
 	rc = add_parse(argc, argv, &ra);
-	if (rc)
-		return rc;
-	rc = incctl_connect(c);
+	if (!rc)
+		rc = add_resolve(c, &ra, &d, &has_param, &param);
+	if (!rc)
+		rc = incctl_connect(c);
 	if (rc)
 		return rc;
 	nlh = incctl_msg(c, INCNN_CMD_ADD_RULE, NLM_F_ACK);
 	nest = mnl_attr_nest_start(nlh, INCNN_A_RULE);
 	mnl_attr_put_u8(nlh, INCNN_RULE_A_DSCP, ra.dscp);
-	mnl_attr_put_u8(nlh, INCNN_RULE_A_CODEC, ra.codec->id);
+	mnl_attr_put_u8(nlh, INCNN_RULE_A_CODEC, d.id);
 	/* without one, the kernel applies the codec's default */
-	if (ra.has_bound)
-		mnl_attr_put_u8(nlh, INCNN_RULE_A_PARAM, ra.bound);
-	else if (ra.has_bits)
-		mnl_attr_put_u8(nlh, INCNN_RULE_A_PARAM, ra.bits);
+	if (has_param)
+		mnl_attr_put_u8(nlh, INCNN_RULE_A_PARAM, (uint8_t)param);
 	mnl_attr_nest_end(nlh, nest);
 	return incctl_talk(c, nlh, NULL, NULL);
 }
@@ -189,7 +224,7 @@ static int rule_del(struct incctl *c, int argc, char **argv)
 
 static int rule_list(struct incctl *c, int argc, char **argv)
 {
-	struct config *cfg;
+	struct incnn_nl_config *cfg;
 	struct json j;
 	int rc;
 

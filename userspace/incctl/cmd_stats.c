@@ -259,6 +259,70 @@ static void print_json(const struct incctl *c, const struct stats *st,
 	json_end(&j);
 }
 
+/* The per-codec table: frames, bytes, ratio, size classes. */
+static void print_codecs(const struct incctl *c, const struct stats *st)
+{
+	printf("\n%-12s %10s %14s %14s %6s %7s %7s %7s %7s\n", "codec",
+	       "frames", "bytes in", "bytes out", "ratio", "0 bit",
+	       "8 bit", "16 bit", "32 bit");
+	for (size_t i = 0; i < st->ncodecs; i++) {
+		const struct cstat *cs = &st->codecs[i];
+		const char *name = incctl_codec_name(c, cs->codec);
+		uint64_t total = hist_total(cs);
+		char id[8];
+
+		snprintf(id, sizeof(id), "%u", cs->codec);
+		printf("%-12s %10llu %14llu %14llu", name ? name : id,
+		       (unsigned long long)cs->frames,
+		       (unsigned long long)cs->bytes_in,
+		       (unsigned long long)cs->bytes_out);
+		if (cs->bytes_out)
+			printf(" %6.2f", (double)cs->bytes_in /
+			       (double)cs->bytes_out);
+		else
+			printf(" %6s", "-");
+		for (int h = 0; h < NHIST; h++) {
+			if (total)
+				printf(" %6.2f%%", 100.0 *
+				       (double)cs->hist[h] /
+				       (double)total);
+			else
+				printf(" %7s", "-");
+		}
+		putchar('\n');
+	}
+}
+
+/* -d: every counter by name, and the size classes as counts. */
+static void print_details(const struct incctl *c, const struct stats *st)
+{
+	printf("\ncounters\n");
+	for (unsigned int i = 0; i < STATS_MAX; i++) {
+		char key[32];
+
+		if (!st->have[i])
+			continue;
+		stat_key(i, key, sizeof(key));
+		printf("  %-22s %llu\n", key, (unsigned long long)st->v[i]);
+	}
+	if (!st->ncodecs)
+		return;
+	printf("\n%-12s %14s %14s %14s %14s\n", "codec", "hist_0", "hist_8",
+	       "hist_16", "hist_32");
+	for (size_t i = 0; i < st->ncodecs; i++) {
+		const struct cstat *cs = &st->codecs[i];
+		const char *name = incctl_codec_name(c, cs->codec);
+		char id[8];
+
+		snprintf(id, sizeof(id), "%u", cs->codec);
+		printf("%-12s %14llu %14llu %14llu %14llu\n", name ? name : id,
+		       (unsigned long long)cs->hist[0],
+		       (unsigned long long)cs->hist[1],
+		       (unsigned long long)cs->hist[2],
+		       (unsigned long long)cs->hist[3]);
+	}
+}
+
 static void print_text(const struct incctl *c, const struct stats *st,
 		       const struct summary *sm)
 {
@@ -286,65 +350,10 @@ static void print_text(const struct incctl *c, const struct stats *st,
 	       (unsigned long long)sv(st, INCNN_STAT_FLOWS_CREATED),
 	       (unsigned long long)sv(st, INCNN_STAT_FLOWS_EXPIRED));
 
-	if (st->ncodecs) {
-		printf("\n%-12s %10s %14s %14s %6s %7s %7s %7s %7s\n", "codec",
-		       "frames", "bytes in", "bytes out", "ratio", "0 bit",
-		       "8 bit", "16 bit", "32 bit");
-		for (size_t i = 0; i < st->ncodecs; i++) {
-			const struct cstat *cs = &st->codecs[i];
-			const char *name = incctl_codec_name(c, cs->codec);
-			uint64_t total = hist_total(cs);
-			char id[8];
-
-			snprintf(id, sizeof(id), "%u", cs->codec);
-			printf("%-12s %10llu %14llu %14llu", name ? name : id,
-			       (unsigned long long)cs->frames,
-			       (unsigned long long)cs->bytes_in,
-			       (unsigned long long)cs->bytes_out);
-			if (cs->bytes_out)
-				printf(" %6.2f", (double)cs->bytes_in /
-				       (double)cs->bytes_out);
-			else
-				printf(" %6s", "-");
-			for (int h = 0; h < NHIST; h++) {
-				if (total)
-					printf(" %6.2f%%", 100.0 *
-					       (double)cs->hist[h] /
-					       (double)total);
-				else
-					printf(" %7s", "-");
-			}
-			putchar('\n');
-		}
-	}
-	if (!c->details)
-		return;
-
-	printf("\ncounters\n");
-	for (unsigned int i = 0; i < STATS_MAX; i++) {
-		char key[32];
-
-		if (!st->have[i])
-			continue;
-		stat_key(i, key, sizeof(key));
-		printf("  %-22s %llu\n", key, (unsigned long long)st->v[i]);
-	}
-	if (!st->ncodecs)
-		return;
-	printf("\n%-12s %14s %14s %14s %14s\n", "codec", "hist_0", "hist_8",
-	       "hist_16", "hist_32");
-	for (size_t i = 0; i < st->ncodecs; i++) {
-		const struct cstat *cs = &st->codecs[i];
-		const char *name = incctl_codec_name(c, cs->codec);
-		char id[8];
-
-		snprintf(id, sizeof(id), "%u", cs->codec);
-		printf("%-12s %14llu %14llu %14llu %14llu\n", name ? name : id,
-		       (unsigned long long)cs->hist[0],
-		       (unsigned long long)cs->hist[1],
-		       (unsigned long long)cs->hist[2],
-		       (unsigned long long)cs->hist[3]);
-	}
+	if (st->ncodecs)
+		print_codecs(c, st);
+	if (c->details)
+		print_details(c, st);
 }
 
 static int stats_reset(struct incctl *c, int argc, char **argv)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Codec names and parameter kinds: incctl's static table of the codecs
- * in <linux/incnn.h>, and the list the kernel reports (INCNN_CMD_GET_CODECS),
- * which is preferred for names when it is available.
+ * The codecs as incctl knows them: the kernel's list (INCNN_CMD_GET_CODECS:
+ * names, parameter kinds and ranges), completed by the codec library built
+ * into incctl (kmod/codec) for what an older kernel does not report, or
+ * when there is no kernel to ask.
  */
 #ifndef INCCTL_CODEC_TABLE_H
 #define INCCTL_CODEC_TABLE_H
@@ -11,23 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum codec_param_kind {
-	PARAM_NONE,		/* no parameter (0) */
-	PARAM_BOUND,		/* k of the error bound 2^-k */
-	PARAM_BITS,		/* bits kept: 8, 16 or 24 */
-	PARAM_OTHER,		/* unknown codec: a plain number */
-};
+#include <incnn/codec_param.h>
 
-struct codec_desc {
-	uint8_t id;
-	const char *name;
-	enum codec_param_kind kind;
-};
-
-const struct codec_desc *codec_by_name(const char *name);
-const struct codec_desc *codec_by_id(unsigned int id);
-/* "inceptionn, ebq, trunc, lz4" */
-const char *codec_name_list(void);
+/* the parameter kind of a codec neither the kernel nor incctl describes */
+#define PARAM_KIND_UNKNOWN	255
 
 #define KCODEC_NAME_LEN	32
 #define KCODEC_MAX	64
@@ -36,7 +24,7 @@ const char *codec_name_list(void);
 struct kcodec {
 	uint8_t id;
 	bool lossy;
-	uint8_t param_min, param_max, param_default;
+	uint8_t param_min, param_max, param_default, param_kind;
 	uint32_t have;
 	char name[KCODEC_NAME_LEN];
 };
@@ -47,13 +35,40 @@ struct kcodec_list {
 	struct kcodec c[KCODEC_MAX];
 };
 
+#define KCODEC_HAS(kc, a)	((kc)->have & (1U << (a)))
+
+/* A codec, its name and its parameter. */
+struct codec_desc {
+	uint8_t id;
+	char name[KCODEC_NAME_LEN];
+	struct incnn_codec_param param;
+};
+
 const struct kcodec *kcodec_by_id(const struct kcodec_list *kl,
 				  unsigned int id);
 
 /*
- * Name of codec @id: the kernel's name if @kl has it, else the static
- * table's, else NULL.
+ * Look a codec up by name (never "none") or id in the kernel's list when
+ * there is one (@kl loaded and not empty), else in the built-in codecs.
+ * 0, or -ENOENT.
  */
+int codec_by_name(const struct kcodec_list *kl, const char *name,
+		  struct codec_desc *d);
+int codec_by_id(const struct kcodec_list *kl, unsigned int id,
+		struct codec_desc *d);
+
+/* "inceptionn, ebq, trunc, lz4": the codecs a rule can name. */
+const char *codec_name_list(const struct kcodec_list *kl, char *buf,
+			    size_t len);
+
+/*
+ * "inceptionn and ebq": the codecs whose parameter is of @kind; *@n is
+ * how many.
+ */
+const char *codec_kind_list(const struct kcodec_list *kl, unsigned int kind,
+			    char *buf, size_t len, size_t *n);
+
+/* Name of codec @id ("none" for 0), or NULL. */
 const char *codec_name(const struct kcodec_list *kl, unsigned int id);
 
 /*
@@ -61,7 +76,7 @@ const char *codec_name(const struct kcodec_list *kl, unsigned int id);
  * "bound 2^-10", "bits 16", "" (lz4), "param 3" (unknown codec, or a
  * parameter a codec does not take). Returns @buf.
  */
-const char *codec_param_text(unsigned int id, unsigned int param,
-			     char *buf, size_t len);
+const char *codec_param_text(const struct kcodec_list *kl, unsigned int id,
+			     unsigned int param, char *buf, size_t len);
 
 #endif /* INCCTL_CODEC_TABLE_H */

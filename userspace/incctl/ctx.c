@@ -15,7 +15,7 @@
 #define NETNS_RUN_DIR	"/run/netns"
 
 /* Like "ip -n NAME": a name under /run/netns, or a path if it has a '/'. */
-static int netns_enter(const char *name)
+static int netns_enter(const char *name, bool quiet)
 {
 	char path[PATH_MAX];
 	int fd;
@@ -26,11 +26,17 @@ static int netns_enter(const char *name)
 		snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
+		if (quiet)
+			return EXIT_FAIL;
 		fprintf(stderr, "incctl: cannot open network namespace \"%s\": %s\n",
 			name, strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (setns(fd, CLONE_NEWNET) < 0) {
+		if (quiet) {
+			close(fd);
+			return EXIT_FAIL;
+		}
 		fprintf(stderr, "incctl: cannot enter network namespace \"%s\": %s\n",
 			name, strerror(errno));
 		close(fd);
@@ -46,7 +52,7 @@ int incctl_connect(struct incctl *c)
 
 	if (c->connected)
 		return 0;
-	if (c->netns && netns_enter(c->netns))
+	if (c->netns && netns_enter(c->netns, false))
 		return EXIT_FAIL;
 	err = genl_open(&c->nl);
 	if (err) {
@@ -124,6 +130,24 @@ void incctl_load_codec_names(struct incctl *c)
 	if (codecs_fetch(c, &c->kcodecs))
 		c->kcodecs.n = 0;
 	c->kcodecs.loaded = true;
+}
+
+void incctl_load_codecs_quiet(struct incctl *c)
+{
+	if (c->kcodecs.loaded)
+		return;
+	if (!c->connected) {
+		if (c->netns && netns_enter(c->netns, true))
+			return;
+		if (genl_open(&c->nl))
+			return;
+		c->connected = true;
+		if (genl_resolve(&c->nl, INCNN_GENL_NAME)) {
+			incctl_disconnect(c);
+			return;
+		}
+	}
+	incctl_load_codec_names(c);
 }
 
 const char *incctl_codec_name(const struct incctl *c, unsigned int id)

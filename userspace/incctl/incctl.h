@@ -18,7 +18,8 @@
 #include <linux/incnn.h>
 
 #include "codec_table.h"
-#include "genl.h"
+#include <incnn/genl.h>
+#include <incnn/nl_config.h>
 #include "json.h"
 #include "parse.h"
 
@@ -59,6 +60,11 @@ int incctl_fail(struct incctl *c, int err);
  * failure leaves it empty (the static table is used).
  */
 void incctl_load_codec_names(struct incctl *c);
+/*
+ * The same before a command has connected: quietly connect if incnn
+ * answers (the command's own incctl_connect() reports failures).
+ */
+void incctl_load_codecs_quiet(struct incctl *c);
 /* Name of a codec id: kernel list, static table, or NULL. */
 const char *incctl_codec_name(const struct incctl *c, unsigned int id);
 
@@ -73,33 +79,17 @@ int cmd_stats(struct incctl *c, int argc, char **argv);
 int cmd_flows(struct incctl *c, int argc, char **argv);
 int cmd_codecs(struct incctl *c, int argc, char **argv);
 
-/* cmd_config.c: INCNN_CMD_GET_CONFIG, shared by "show" and "rule list". */
-struct rule {
-	uint8_t dscp;
-	uint8_t codec;
-	uint8_t param;
-	bool has_codec, has_param;
-};
-
-#define CONFIG_MAX_RULES	256
-
-struct config {
-	uint32_t have;		/* bit n: INCNN_A_* n was present */
-	bool tx_enabled, rx_enabled;
-	uint8_t wire_dscp;
-	uint32_t flow_max, idle_timeout, close_timeout, flow_count;
-	size_t nrules;
-	struct rule rules[CONFIG_MAX_RULES];	/* sorted by DSCP */
-};
-
+/* cmd_config.c: INCNN_CMD_GET_CONFIG (incnn/nl_config.h), shared by
+ * "show" and "rule list". */
 /* Connect, fetch the configuration (rules sorted by DSCP) into a new
- * struct config (free() it) and load the kernel's codec names. */
-int config_load(struct incctl *c, struct config **cfgp);
+ * struct incnn_nl_config (free() it) and load the kernel's codec names. */
+int config_load(struct incctl *c, struct incnn_nl_config **cfgp);
 
 /* cmd_rule.c: a rule as text ("dscp 10 (tos 0x28) codec ebq ...") or JSON. */
-void rule_print_text(const struct incctl *c, FILE *f, const struct rule *r);
+void rule_print_text(const struct incctl *c, FILE *f,
+		     const struct incnn_nl_rule *r);
 void rule_print_json(const struct incctl *c, struct json *j,
-		     const struct rule *r);
+		     const struct incnn_nl_rule *r);
 
 /* cmd_codecs.c: INCNN_CMD_GET_CODECS into @kl; 0 or negative errno. */
 int codecs_fetch(struct incctl *c, struct kcodec_list *kl);

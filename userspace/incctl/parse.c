@@ -127,35 +127,6 @@ int arg_u32(const char *kw, const char *s, uint32_t min, uint32_t max,
 	return 0;
 }
 
-int arg_bound(const char *s, uint8_t *k)
-{
-	const char *num = s;
-	uint64_t v;
-	int err;
-
-	if (!strncmp(s, "2^-", 3))
-		num = s + 3;
-	err = parse_uint(num, false, INCNN_BOUND_MAX_K, &v);
-	if (err == -ERANGE || (!err && v < INCNN_BOUND_MIN_K))
-		return cli_error("bound %s out of range (2^-%d..2^-%d)", s,
-				 INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
-	if (err)
-		return cli_error("invalid bound \"%s\" (expected 2^-K or K, K = %d..%d)",
-				 s, INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
-	*k = (uint8_t)v;
-	return 0;
-}
-
-int arg_bits(const char *s, uint8_t *bits)
-{
-	uint64_t v;
-
-	if (parse_uint(s, false, 24, &v) || (v != 8 && v != 16 && v != 24))
-		return cli_error("invalid bits \"%s\" (expected 8, 16 or 24)", s);
-	*bits = (uint8_t)v;
-	return 0;
-}
-
 int arg_end(const char *what, int argc, char **argv, int i)
 {
 	if (i < argc)

@@ -38,10 +38,6 @@ int arg_onoff(const char *kw, const char *s, bool *on);
 /* Decimal integer in min..max. */
 int arg_u32(const char *kw, const char *s, uint32_t min, uint32_t max,
 	    uint32_t *out);
-/* Error bound "2^-K" or plain "K", K in INCNN_BOUND_MIN_K..MAX_K. */
-int arg_bound(const char *s, uint8_t *k);
-/* Trunc bits: 8, 16 or 24. */
-int arg_bits(const char *s, uint8_t *bits);
 /* Error when arguments are left over after @what. */
 int arg_end(const char *what, int argc, char **argv, int i);
 

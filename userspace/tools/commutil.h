@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "codec.h"
-#include "../collective/include/incnn/collective.h"
+#include <incnn/collective.h>
 
 /*
  * incnn_comm_config_init() and the options the tools share: the data

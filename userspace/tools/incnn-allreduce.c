@@ -39,8 +39,8 @@
 #include "codec.h"
 #include "toolutil.h"
 #include "commutil.h"
-#include "../collective/include/incnn/collective.h"
-#include "../collective/include/incnn/wfbp.h"
+#include <incnn/collective.h>
+#include <incnn/wfbp.h>
 
 #define PROG		"incnn-allreduce"
 #define MAX_SIZES	64
@@ -159,14 +159,8 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_args(struct ar_opts *o, int argc, char **argv)
+static void opts_init(struct ar_opts *o)
 {
-	const char *bits = NULL, *sched = NULL;
-	struct incnn_model *model;
-	uint64_t v;
-	long l;
-	int c, d, r;
-
 	memset(o, 0, sizeof(*o));
 	o->minb = 4096;
 	o->maxb = 64 << 20;
@@ -181,97 +175,153 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	o->seed = 1;
 	o->sched = -1;
 	o->bucket_bytes = INCNN_WFBP_DEFAULT_BUCKET_BYTES;
+}
+
+/* The size sweep's and the data's options: 0, an exit status, or -1
+ * when @c is not one of them. */
+static int sweep_opt(struct ar_opts *o, int c, const char *arg)
+{
+	uint64_t v;
+	long l;
+	int d;
+
+	switch (c) {
+	case 'b':
+	case 'e':
+		if (tu_parse_u64(arg, &v) || v > (1ull << 34))
+			return usage_err("-%c %s: must be a size in bytes up to 16G",
+					 c, arg);
+		*(c == 'b' ? &o->minb : &o->maxb) = v;
+		return 0;
+	case 'f':
+		if (tu_parse_u64(arg, &v) || v < 2 || v > 1024)
+			return usage_err("-f %s: must be 2..1024", arg);
+		o->factor = v;
+		return 0;
+	case 'i':
+	case 'w':
+		if (tu_parse_long(arg, c == 'i' ? 1 : 0, 100000, &l))
+			return usage_err("-%c %s: must be %d..100000", c, arg,
+					 c == 'i' ? 1 : 0);
+		*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
+		return 0;
+	case OPT_CHUNK:
+		if (tu_parse_u64(arg, &v) || v < 4 || v > (1u << 30))
+			return usage_err("--chunk %s: must be 4..1G bytes", arg);
+		o->chunk = v;
+		return 0;
+	case OPT_DIST:
+		d = incnn_dist_parse(arg);
+		if (d < 0 || d == INCNN_DIST_BITS)
+			return usage_err("--dist %s: must be laplace, normal, uniform or loguniform",
+					 arg);
+		o->dist = d;
+		return 0;
+	case OPT_SCALE:
+		if (tu_parse_double(arg, &o->scale) || !(o->scale > 0) ||
+		    o->scale > 1e30)
+			return usage_err("--scale %s: must be a positive number",
+					 arg);
+		return 0;
+	case OPT_SEED:
+		if (tu_parse_u64(arg, &o->seed))
+			return usage_err("--seed %s: must be a non-negative integer",
+					 arg);
+		return 0;
+	}
+	return -1;
+}
+
+/* --model and what goes with it: as sweep_opt(). */
+static int model_opt(struct ar_opts *o, int c, const char *arg,
+		     const char **sched)
+{
+	struct incnn_model *model;
+	double mb;
+
+	switch (c) {
+	case 'm':
+		if (incnn_model_build(arg, &model))
+			return usage_err("--model %s: must be alexnet, vgg16, resnet50 or googlenet",
+					 arg);
+		incnn_model_free(model);
+		o->model = arg;
+		return 0;
+	case 's':
+		*sched = arg;
+		return 0;
+	case OPT_BACKWARD:
+		if (tu_parse_double(arg, &o->backward_ms) ||
+		    !(o->backward_ms >= 0) || o->backward_ms > 1e6)
+			return usage_err("--backward-ms %s: must be 0..1e6", arg);
+		return 0;
+	case OPT_BUCKET:
+		if (tu_parse_double(arg, &mb) || !(mb * 1048576 >= 1) ||
+		    mb > 1048576)
+			return usage_err("--bucket-mb %s: must be a positive size in MiB",
+					 arg);
+		o->bucket_bytes = (uint64_t)ceil(mb * 1048576);
+		return 0;
+	}
+	return -1;
+}
+
+/* --codec, --bound and --bits together. */
+static int codec_args(struct ar_opts *o, const char *bits)
+{
+	char names[64], range[32];
+
+	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
+	    strcmp(o->co.codec_name, "none")) {
+		o->codec = incnn_codec_find(o->co.codec_name);
+		tu_codec_names(names, sizeof(names));
+		if (!o->codec)
+			return usage_err("--codec %s: unknown codec (%s, auto, none)",
+					 o->co.codec_name, names);
+		o->param = o->codec->param.def;
+	}
+	if (o->co.bound &&
+	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
+		return TU_EXIT_USAGE;
+	if (!bits)
+		return 0;
+	if (!o->codec || !tu_codec_takes_bits(o->codec))
+		return usage_err("--bits needs --codec trunc");
+	if (incnn_codec_param_parse(&o->codec->param, bits, &o->param))
+		return usage_err("--bits %s: must be %s", bits,
+				 incnn_codec_param_range(&o->codec->param,
+							 range, sizeof(range)));
+	return 0;
+}
+
+static int parse_args(struct ar_opts *o, int argc, char **argv)
+{
+	const char *bits = NULL, *sched = NULL;
+	int c, r;
+
+	opts_init(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":n:b:e:f:i:w:a:c:m:s:jh", long_opts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case 'b':
-		case 'e':
-			if (tu_parse_u64(optarg, &v) || v > (1ull << 34))
-				return usage_err("-%c %s: must be a size in bytes up to 16G",
-						 c, optarg);
-			*(c == 'b' ? &o->minb : &o->maxb) = v;
-			break;
-		case 'f':
-			if (tu_parse_u64(optarg, &v) || v < 2 || v > 1024)
-				return usage_err("-f %s: must be 2..1024", optarg);
-			o->factor = v;
-			break;
-		case 'i':
-		case 'w':
-			if (tu_parse_long(optarg, c == 'i' ? 1 : 0, 100000, &l))
-				return usage_err("-%c %s: must be %d..100000", c,
-						 optarg, c == 'i' ? 1 : 0);
-			*(c == 'i' ? &o->iters : &o->warmup) = (unsigned int)l;
-			break;
-		case OPT_BITS:
+		}
+		if (c == OPT_BITS) {
 			bits = optarg;
-			break;
-		case OPT_CHUNK:
-			if (tu_parse_u64(optarg, &v) || v < 4 || v > (1u << 30))
-				return usage_err("--chunk %s: must be 4..1G bytes",
-						 optarg);
-			o->chunk = v;
-			break;
-		case OPT_DIST:
-			d = incnn_dist_parse(optarg);
-			if (d < 0 || d == INCNN_DIST_BITS)
-				return usage_err("--dist %s: must be laplace, normal, uniform or loguniform",
-						 optarg);
-			o->dist = d;
-			break;
-		case OPT_SCALE:
-			if (tu_parse_double(optarg, &o->scale) ||
-			    !(o->scale > 0) || o->scale > 1e30)
-				return usage_err("--scale %s: must be a positive number",
-						 optarg);
-			break;
-		case OPT_SEED:
-			if (tu_parse_u64(optarg, &o->seed))
-				return usage_err("--seed %s: must be a non-negative integer",
-						 optarg);
-			break;
-		case OPT_CHECK:
-			o->check = true;
-			break;
-		case 'm':
-			if (incnn_model_build(optarg, &model))
-				return usage_err("--model %s: must be alexnet, vgg16, resnet50 or googlenet",
-						 optarg);
-			incnn_model_free(model);
-			o->model = optarg;
-			break;
-		case 's':
-			sched = optarg;
-			break;
-		case OPT_BACKWARD:
-			if (tu_parse_double(optarg, &o->backward_ms) ||
-			    !(o->backward_ms >= 0) || o->backward_ms > 1e6)
-				return usage_err("--backward-ms %s: must be 0..1e6",
-						 optarg);
-			break;
-		case OPT_BUCKET: {
-			double mb;
-
-			if (tu_parse_double(optarg, &mb) || !(mb * 1048576 >= 1) ||
-			    mb > 1048576)
-				return usage_err("--bucket-mb %s: must be a positive size in MiB",
-						 optarg);
-			o->bucket_bytes = (uint64_t)ceil(mb * 1048576);
-			break;
+			continue;
 		}
-		case 'j':
-			o->json = true;
-			break;
-		default:
+		if (c == OPT_CHECK || c == 'j') {
+			*(c == 'j' ? &o->json : &o->check) = true;
+			continue;
+		}
+		r = sweep_opt(o, c, optarg);
+		if (r < 0)
+			r = model_opt(o, c, optarg, &sched);
+		if (r < 0)
 			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
-			if (r)
-				return r;
-			break;
-		}
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
@@ -288,29 +338,7 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 		return usage_err("-b %llu is larger than -e %llu",
 				 (unsigned long long)o->minb,
 				 (unsigned long long)o->maxb);
-
-	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
-	    strcmp(o->co.codec_name, "none")) {
-		char names[64];
-
-		o->codec = incnn_codec_find(o->co.codec_name);
-		tu_codec_names(names, sizeof(names));
-		if (!o->codec)
-			return usage_err("--codec %s: unknown codec (%s, auto, none)",
-					 o->co.codec_name, names);
-		o->param = o->codec->default_param;
-	}
-	if (o->co.bound &&
-	    tu_parse_bound_opt(PROG, o->co.bound, o->codec, &o->param))
-		return TU_EXIT_USAGE;
-	if (bits) {
-		if (!o->codec || !tu_codec_takes_bits(o->codec))
-			return usage_err("--bits needs --codec trunc");
-		if (tu_parse_long(bits, 8, 24, &l) || o->codec->check_param((u8)l))
-			return usage_err("--bits %s: must be 8, 16 or 24", bits);
-		o->param = (unsigned int)l;
-	}
-	return 0;
+	return codec_args(o, bits);
 }
 
 /* --- one rank --------------------------------------------------------- */
@@ -701,6 +729,43 @@ static int layers_call(struct incnn_comm *comm, void *arg, double *comm_s)
  * incnn_allreduce_layers() with ready times from the model's simulated
  * backward; iteration time = the slowest rank's mean.
  */
+/* One schedule's line of the --model report (JSON or text). */
+static void print_sched(const struct ar_opts *o, int s,
+			const struct incnn_layers_stats *st,
+			const struct ar_sum *sum, double max_err,
+			double budget, bool within, bool first)
+{
+	double worst = sum->worst / o->iters, wcomm = sum->comm / o->iters;
+
+	if (!o->json) {
+		printf("  %-8s %8zu %12.3f %12.3f %12.3f %11.3e %9s\n",
+		       incnn_sched_name(s), st->nbuckets, worst * 1e3,
+		       wcomm * 1e3, worst * 1e3 - o->backward_ms, max_err,
+		       !sum->identical ? "NO" : within ? "yes" : "yes/over");
+		if (s == INCNN_SCHED_MGWFBP)
+			printf("#          probed cost: a = %.1f us, b = %.4g ns/B\n",
+			       st->alpha * 1e6, st->beta * 1e9);
+		return;
+	}
+	printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
+	       first ? "" : ",", incnn_sched_name(s), st->nbuckets);
+	tu_json_num(stdout, worst * 1e3);
+	printf(",\"comm_ms\":");
+	tu_json_num(stdout, wcomm * 1e3);
+	printf(",\"exposed_ms\":");
+	tu_json_num(stdout, worst * 1e3 - o->backward_ms);
+	printf(",\"alpha_s\":");
+	tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st->alpha : NAN);
+	printf(",\"beta_s_per_byte\":");
+	tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st->beta : NAN);
+	printf(",\"max_abs_err\":");
+	tu_json_num(stdout, max_err);
+	printf(",\"budget\":");
+	json_budget(budget);
+	printf(",\"identical\":%s,\"within_budget\":%s}",
+	       sum->identical ? "true" : "false", within ? "true" : "false");
+}
+
 static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		      unsigned int codec, unsigned int param)
 {
@@ -741,7 +806,7 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		struct incnn_layers_opts lo;
 		struct incnn_layers_stats st = { 0 };
 		struct layers_arg la = { ly, L, s, &lo, &st };
-		double worst, wcomm, budget, max_err;
+		double budget, max_err;
 		bool within;
 
 		if (o->sched >= 0 && o->sched != s)
@@ -771,37 +836,7 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		budget = budget_of(o, codec, param, N);
 		within = check_errors(b.buf, b.exact, b.ab, n, N, &budget,
 				      &max_err);
-		worst = sum.worst / o->iters;
-		wcomm = sum.comm / o->iters;
-		if (o->json) {
-			printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
-			       first ? "" : ",", incnn_sched_name(s), st.nbuckets);
-			tu_json_num(stdout, worst * 1e3);
-			printf(",\"comm_ms\":");
-			tu_json_num(stdout, wcomm * 1e3);
-			printf(",\"exposed_ms\":");
-			tu_json_num(stdout, worst * 1e3 - o->backward_ms);
-			printf(",\"alpha_s\":");
-			tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st.alpha : NAN);
-			printf(",\"beta_s_per_byte\":");
-			tu_json_num(stdout, s == INCNN_SCHED_MGWFBP ? st.beta : NAN);
-			printf(",\"max_abs_err\":");
-			tu_json_num(stdout, max_err);
-			printf(",\"budget\":");
-			json_budget(budget);
-			printf(",\"identical\":%s,\"within_budget\":%s}",
-			       sum.identical ? "true" : "false",
-			       within ? "true" : "false");
-		} else {
-			printf("  %-8s %8zu %12.3f %12.3f %12.3f %11.3e %9s\n",
-			       incnn_sched_name(s), st.nbuckets, worst * 1e3,
-			       wcomm * 1e3, worst * 1e3 - o->backward_ms,
-			       max_err, !sum.identical ? "NO" :
-			       within ? "yes" : "yes/over");
-			if (s == INCNN_SCHED_MGWFBP)
-				printf("#          probed cost: a = %.1f us, b = %.4g ns/B\n",
-				       st.alpha * 1e6, st.beta * 1e9);
-		}
+		print_sched(o, s, &st, &sum, max_err, budget, within, first);
 		fflush(stdout);
 		first = false;
 		if (o->check && (!sum.identical || !within))
@@ -924,17 +959,3 @@ int main(int argc, char **argv)
 	base_config(&o, &cfg);
 	return run_rank(&o, &cfg);
 }
-
-#ifndef INCNN_COLLECTIVE_LINKED
-/*
- * Built by a Makefile that does not link the collective library (the
- * top-level one before it takes userspace/collective over): build it in.
- */
-#include "../collective/comm.c"
-#include "../collective/ops.c"
-#include "../collective/rule.c"
-#include "../collective/store.c"
-#include "../collective/layers.c"
-#include "../collective/plan.c"
-#include "../collective/models.c"
-#endif

@@ -173,7 +173,7 @@ static void *page_alloc(size_t n)
 }
 
 static void add_algo(struct bench *b, enum algo_kind kind, const char *name,
-		     const struct incnn_codec *c, u8 param, const char *fmt,
+		     const struct incnn_codec *c, u8 param, const char *key,
 		     unsigned int v)
 {
 	struct algo *a = &b->algos[b->nalgos++];
@@ -183,7 +183,11 @@ static void add_algo(struct bench *b, enum algo_kind kind, const char *name,
 	a->c = c;
 	a->param = param;
 	a->simd = INCNN_SIMD_NONE;
-	snprintf(a->label, sizeof(a->label), fmt, v);
+	/* the setting as key=value, or "-" for none */
+	if (key)
+		snprintf(a->label, sizeof(a->label), "%s=%u", key, v);
+	else
+		snprintf(a->label, sizeof(a->label), "-");
 }
 
 static void init_algos(struct bench *b)
@@ -192,13 +196,13 @@ static void init_algos(struct bench *b)
 	enum incnn_simd simd = incnn_simd_level();
 	unsigned int i;
 
-	add_algo(b, ALGO_MEMCPY, "memcpy", NULL, 0, "-", 0);
-	add_algo(b, ALGO_LZ4, "liblz4", NULL, 0, "acc=%u", LZ4_ACCEL);
-	add_algo(b, ALGO_ZSTD, "zstd", NULL, 0, "lvl=%u", ZSTD_LEVEL);
+	add_algo(b, ALGO_MEMCPY, "memcpy", NULL, 0, NULL, 0);
+	add_algo(b, ALGO_LZ4, "liblz4", NULL, 0, "acc", LZ4_ACCEL);
+	add_algo(b, ALGO_ZSTD, "zstd", NULL, 0, "lvl", ZSTD_LEVEL);
 	/* each k: scalar, then the SIMD path if there is one */
 	for (i = 0; i < 2 * sizeof(ks); i++) {
 		add_algo(b, ALGO_CODEC, "inceptionn", &incnn_codec_inceptionn,
-			 ks[i / 2], "k=%u", ks[i / 2]);
+			 ks[i / 2], "k", ks[i / 2]);
 		if (i % 2 && !simd)
 			b->nalgos--;
 		else
@@ -206,16 +210,16 @@ static void init_algos(struct bench *b)
 	}
 	for (i = 0; i < 2 * sizeof(ks); i++) {
 		add_algo(b, ALGO_CODEC, "ebq", &incnn_codec_ebq, ks[i / 2],
-			 "k=%u", ks[i / 2]);
+			 "k", ks[i / 2]);
 		if (i % 2 && !simd)
 			b->nalgos--;
 		else
 			b->algos[b->nalgos - 1].simd = i % 2 ? simd : 0;
 	}
-	add_algo(b, ALGO_CODEC, "trunc", &incnn_codec_trunc, 8, "bits=%u", 8);
-	add_algo(b, ALGO_CODEC, "trunc", &incnn_codec_trunc, 16, "bits=%u",
+	add_algo(b, ALGO_CODEC, "trunc", &incnn_codec_trunc, 8, "bits", 8);
+	add_algo(b, ALGO_CODEC, "trunc", &incnn_codec_trunc, 16, "bits",
 		 16);
-	add_algo(b, ALGO_CODEC, "lz4", &incnn_codec_lz4, 0, "-", 0);
+	add_algo(b, ALGO_CODEC, "lz4", &incnn_codec_lz4, 0, NULL, 0);
 }
 
 static size_t algo_bound(const struct algo *a, size_t len)
@@ -922,6 +926,31 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* --sizes or the defaults; --quick's shorter defaults. */
+static int bench_sizes(struct bench *b, const char *sizes, bool have_repeats,
+		       bool have_min)
+{
+	const size_t *s = b->quick ? quick_sizes : default_sizes;
+	unsigned int n = b->quick ? ARRAY_SIZE(quick_sizes) :
+		ARRAY_SIZE(default_sizes), i;
+	int r;
+
+	if (sizes) {
+		r = parse_sizes(b, sizes);
+		if (r)
+			return r;
+	} else {
+		for (i = 0; i < n; i++)
+			b->sizes[i] = s[i];
+		b->nsizes = n;
+	}
+	if (b->quick && !have_repeats)
+		b->repeats = 3;
+	if (b->quick && !have_min)
+		b->min_time = 2e-3;
+	return 0;
+}
+
 static int parse_args(struct bench *b, int argc, char **argv)
 {
 	const char *dists = NULL, *scales = NULL, *sizes = NULL;
@@ -991,25 +1020,9 @@ static int parse_args(struct bench *b, int argc, char **argv)
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
 
-	if (sizes) {
-		r = parse_sizes(b, sizes);
-		if (r)
-			return r;
-	} else {
-		const size_t *s = b->quick ? quick_sizes : default_sizes;
-		unsigned int n = b->quick ?
-			ARRAY_SIZE(quick_sizes) :
-			ARRAY_SIZE(default_sizes);
-
-		for (i = 0; i < n; i++)
-			b->sizes[i] = s[i];
-		b->nsizes = n;
-	}
-	if (b->quick && !have_repeats)
-		b->repeats = 3;
-	if (b->quick && !have_min)
-		b->min_time = 2e-3;
-
+	r = bench_sizes(b, sizes, have_repeats, have_min);
+	if (r)
+		return r;
 	r = setup_synthetic(b, dists, scales);
 	for (i = 0; !r && i < nfiles; i++)
 		r = add_file(b, files[i]);

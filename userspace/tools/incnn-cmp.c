@@ -241,6 +241,37 @@ static int cmp_pieces(const unsigned char *a, size_t la,
 	return differ ? 3 : 0;
 }
 
+/*
+ * Compare @n bytes as fp32 values: how many differ (a trailing partial
+ * value counts as one); the largest and the summed absolute error of
+ * those that are finite on both sides.
+ */
+static size_t cmp_values(const unsigned char *a, const unsigned char *b,
+			 size_t n, double *maxerr, double *sumerr)
+{
+	size_t i, differ = 0;
+
+	*maxerr = *sumerr = 0;
+	for (i = 0; i + 4 <= n; i += 4) {
+		uint32_t x = tu_get_le32(a + i);
+		uint32_t y = tu_get_le32(b + i);
+		double d;
+
+		if (x == y)
+			continue;
+		differ++;
+		if (tu_f32_nonfinite(x) || tu_f32_nonfinite(y))
+			continue;
+		d = fabs((double)tu_u2f(x) - (double)tu_u2f(y));
+		*sumerr += d;
+		if (d > *maxerr)
+			*maxerr = d;
+	}
+	if (memcmp(a + i, b + i, n - i))
+		differ++;
+	return differ;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -251,7 +282,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned char *a, *b;
-	size_t la, lb, n, i, differ = 0, finite = 0;
+	size_t la, lb, n, differ;
 	double maxerr = 0, sumerr = 0;
 	uint64_t skip = 0;
 	int json = 0, resync = 0, c;
@@ -299,24 +330,7 @@ int main(int argc, char **argv)
 
 	n = la < lb ? la : lb;
 	n = n > skip ? n - skip : 0;
-	for (i = 0; i + 4 <= n; i += 4) {
-		uint32_t x = tu_get_le32(a + skip + i);
-		uint32_t y = tu_get_le32(b + skip + i);
-		double d;
-
-		if (x == y)
-			continue;
-		differ++;
-		if (tu_f32_nonfinite(x) || tu_f32_nonfinite(y))
-			continue;
-		d = fabs((double)tu_u2f(x) - (double)tu_u2f(y));
-		finite++;
-		sumerr += d;
-		if (d > maxerr)
-			maxerr = d;
-	}
-	if (memcmp(a + skip + i, b + skip + i, n - i))
-		differ++;
+	differ = cmp_values(a + skip, b + skip, n, &maxerr, &sumerr);
 
 	if (json)
 		printf("{\"compared_bytes\":%zu,\"expected_bytes\":%zu,\"got_bytes\":%zu,\"values_differ\":%zu,\"max_abs_err\":%.10g,\"mean_abs_err\":%.10g}\n",

@@ -220,6 +220,7 @@ static int parse_codec(const char *name, struct opts *o)
 
 static int parse_option(int c, const char *arg, struct opts *o)
 {
+	char range[32];
 	uint64_t v;
 	int r;
 
@@ -238,9 +239,13 @@ static int parse_option(int c, const char *arg, struct opts *o)
 		o->have_k = true;
 		return 0;
 	case OPT_BITS:
-		if (tu_parse_u64(arg, &v) || (v != 8 && v != 16 && v != 24))
-			return usage_err("--bits %s: must be 8, 16 or 24", arg);
-		o->bits = v;
+		/* trunc's is the one codec setting in bits */
+		if (incnn_codec_param_parse(&incnn_codec_trunc.param, arg,
+					    &o->bits))
+			return usage_err("--bits %s: must be %s", arg,
+					 incnn_codec_param_range(&incnn_codec_trunc.param,
+								 range,
+								 sizeof(range)));
 		o->have_bits = true;
 		return 0;
 	case OPT_CHUNK:
@@ -315,12 +320,12 @@ static int check_options(struct opts *o)
 	if (o->have_bits && !tu_codec_takes_bits(o->codec))
 		return usage_err("--bits applies to codec trunc only, not %s",
 				 o->codec->name);
-	o->param = o->codec->default_param;
+	o->param = o->codec->param.def;
 	if (o->have_k)
 		o->param = o->k;
 	if (o->have_bits)
 		o->param = o->bits;
-	if (o->codec->check_param(o->param))
+	if (incnn_codec_check_param(o->codec, o->param))
 		return usage_err("parameter %u is not valid for codec %s",
 				 o->param, o->codec->name);
 	return 0;
@@ -804,6 +809,70 @@ static void report_human(FILE *f, const struct opts *o,
  * record and either write the container (encode) or decode the record
  * and write the result (roundtrip).
  */
+/* Encode @n bytes of w.in into the record w.rec: its length, or -1. */
+static ssize_t encode_one(const struct opts *o, struct work *w,
+			  const struct file *in, ssize_t n, struct report *rep)
+{
+	if (o->codec->floats && n % 4) {
+		fail("%s: %llu bytes is not a whole number of fp32 values (codec %s needs a multiple of 4)",
+		     in->name, (unsigned long long)(rep->in_bytes + n),
+		     o->codec->name);
+		return -1;
+	}
+	return encode_chunk(o, w, n, &rep->hist);
+}
+
+/* roundtrip: decode the record just encoded, write and compare it. */
+static int roundtrip_one(const struct opts *o, struct work *w,
+			 const struct file *in, struct file *out, ssize_t n,
+			 ssize_t rl, struct report *rep)
+{
+	int status = decode_chunk(o->codec, o->param, w, rl - REC_HDR_LEN, n,
+				  rep->chunks, in->name);
+
+	if (!status && !o->codec->lossy && memcmp(w->in, w->dec, n))
+		status = fail("%s: chunk %llu: lossless codec %s changed the data",
+			      in->name, (unsigned long long)rep->chunks,
+			      o->codec->name);
+	if (!status)
+		status = write_out(out, w->dec, n);
+	if (!status)
+		compare_chunk(o, w->in, w->dec, n, rep);
+	return status;
+}
+
+/* Every chunk of @in: encoded into the container, or roundtripped. */
+static int encode_all(const struct opts *o, struct work *w, struct file *in,
+		      struct file *out, struct sink *sink, struct report *rep)
+{
+	bool rt = o->cmd == CMD_ROUNDTRIP;
+	int status;
+
+	for (;;) {
+		ssize_t n = read_in(in, w->in, w->chunk), rl;
+
+		if (n < 0)
+			return TU_EXIT_RUNTIME;
+		if (!n)
+			return 0;
+		rl = encode_one(o, w, in, n, rep);
+		if (rl < 0)
+			return TU_EXIT_RUNTIME;
+		if (rt)
+			status = roundtrip_one(o, w, in, out, n, rl, rep);
+		else
+			status = sink_write(sink, out, w->rec, rl);
+		if (status)
+			return status;
+		rep->in_bytes += n;
+		rep->body_bytes += rl - REC_HDR_LEN;
+		rep->cont_bytes += rl;
+		rep->chunks++;
+		if ((size_t)n < w->chunk)
+			return 0;
+	}
+}
+
 static int cmd_encode(const struct opts *o)
 {
 	bool rt = o->cmd == CMD_ROUNDTRIP;
@@ -843,53 +912,9 @@ static int cmd_encode(const struct opts *o)
 	}
 	rep.cont_bytes = CONT_HDR_LEN;
 
-	for (;;) {
-		ssize_t n = read_in(&in, w.in, w.chunk), rl;
-
-		if (n < 0) {
-			status = TU_EXIT_RUNTIME;
-			goto out_work;
-		}
-		if (!n)
-			break;
-		if (o->codec->floats && n % 4) {
-			status = fail("%s: %llu bytes is not a whole number of fp32 values (codec %s needs a multiple of 4)",
-				      in.name,
-				      (unsigned long long)(rep.in_bytes + n),
-				      o->codec->name);
-			goto out_work;
-		}
-		rl = encode_chunk(o, &w, n, &rep.hist);
-		if (rl < 0) {
-			status = TU_EXIT_RUNTIME;
-			goto out_work;
-		}
-		if (rt) {
-			status = decode_chunk(o->codec, o->param, &w,
-					      rl - REC_HDR_LEN, n, rep.chunks,
-					      in.name);
-			if (!status && !o->codec->lossy &&
-			    memcmp(w.in, w.dec, n))
-				status = fail("%s: chunk %llu: lossless codec %s changed the data",
-					      in.name,
-					      (unsigned long long)rep.chunks,
-					      o->codec->name);
-			if (!status)
-				status = write_out(&out, w.dec, n);
-			if (!status)
-				compare_chunk(o, w.in, w.dec, n, &rep);
-		} else {
-			status = sink_write(&sink, &out, w.rec, rl);
-		}
-		if (status)
-			goto out_work;
-		rep.in_bytes += n;
-		rep.body_bytes += rl - REC_HDR_LEN;
-		rep.cont_bytes += rl;
-		rep.chunks++;
-		if ((size_t)n < w.chunk)
-			break;
-	}
+	status = encode_all(o, &w, &in, &out, &sink, &rep);
+	if (status)
+		goto out_work;
 
 	if (!rt) {
 		cont_header(hdr, o->codec, o->param, o->chunk, rep.in_bytes,
@@ -943,7 +968,7 @@ static int parse_header(const struct opts *o, const u8 *h, const char *name,
 	c = incnn_codec_get(h[5]);
 	if (!c)
 		return fail("%s: unknown codec id %u", name, h[5]);
-	if (c->check_param(h[6]))
+	if (incnn_codec_check_param(c, h[6]))
 		return fail("%s: parameter %u is not valid for codec %s", name,
 			    h[6], c->name);
 	if (h[7] || tu_get_le32(h + 12))
@@ -997,15 +1022,86 @@ static int check_cont_size(struct file *in, u64 body_len)
 	return 0;
 }
 
+/* Read the container header of @in into @ct. */
+static int read_header(const struct opts *o, struct file *in, struct cont *ct)
+{
+	u8 hdr[CONT_HDR_LEN];
+	ssize_t n = read_in(in, hdr, sizeof(hdr));
+	int status;
+
+	if (n < 0)
+		return TU_EXIT_RUNTIME;
+	if (!n)
+		return fail("%s: empty file, not an incnn container", in->name);
+	if (n < CONT_HDR_LEN)
+		return fail("%s: truncated container header (%zd of %d bytes)",
+			    in->name, n, CONT_HDR_LEN);
+	status = parse_header(o, hdr, in->name, ct);
+	if (!status)
+		status = check_cont_size(in, ct->body_len);
+	return status;
+}
+
+/*
+ * Read record @idx (@len original bytes) into w->rec and decode it into
+ * w->dec; *@body_left: container body bytes not yet read.
+ */
+static int decode_record(const struct cont *ct, struct work *w,
+			 struct file *in, u64 idx, size_t len, u64 *body_left)
+{
+	const struct incnn_codec *c = ct->c;
+	ssize_t n;
+	u32 blen;
+
+	if (*body_left < REC_HDR_LEN)
+		return fail("%s: chunk %llu: records overrun the header's body length",
+			    in->name, (unsigned long long)idx);
+	n = read_in(in, w->rec, REC_HDR_LEN);
+	if (n >= 0 && n < REC_HDR_LEN)
+		fail("%s: truncated container (chunk %llu header)", in->name,
+		     (unsigned long long)idx);
+	if (n < REC_HDR_LEN)
+		return TU_EXIT_RUNTIME;
+	*body_left -= REC_HDR_LEN;
+	blen = tu_get_le32(w->rec);
+	if (blen > c->bound(len) || blen > *body_left)
+		return fail("%s: chunk %llu: body length %u is larger than %s",
+			    in->name, (unsigned long long)idx, blen,
+			    blen > *body_left ? "the rest of the container" :
+			    "the codec's bound");
+	n = read_in(in, w->rec + REC_HDR_LEN, blen);
+	if (n >= 0 && (size_t)n < blen)
+		fail("%s: truncated container (chunk %llu body)", in->name,
+		     (unsigned long long)idx);
+	if (n < 0 || (size_t)n < blen)
+		return TU_EXIT_RUNTIME;
+	*body_left -= blen;
+	return decode_chunk(c, ct->param, w, blen, len, idx, in->name);
+}
+
+/* After the last record: nothing may be left, in the body or after it. */
+static int check_end(struct file *in, u64 body_left)
+{
+	ssize_t n;
+	u8 extra;
+
+	if (body_left)
+		return fail("%s: %llu body bytes left after the last chunk",
+			    in->name, (unsigned long long)body_left);
+	n = read_in(in, &extra, 1);
+	if (!n)
+		return 0;
+	if (n > 0)
+		fail("%s: trailing data after the container", in->name);
+	return TU_EXIT_RUNTIME;
+}
+
 static int cmd_decode(const struct opts *o)
 {
-	const struct incnn_codec *c;
-	u64 left, body_left, idx = 0;
+	u64 left, body_left, idx;
 	struct file in, out;
 	struct cont ct;
 	struct work w;
-	u8 hdr[CONT_HDR_LEN], extra;
-	ssize_t n;
 	int status;
 
 	status = check_distinct(o->in, o->out);
@@ -1014,95 +1110,25 @@ static int cmd_decode(const struct opts *o)
 	status = open_in(o->in, &in);
 	if (status)
 		return status;
-
-	n = read_in(&in, hdr, sizeof(hdr));
-	if (n < 0) {
-		status = TU_EXIT_RUNTIME;
-		goto out_in;
-	}
-	if (!n) {
-		status = fail("%s: empty file, not an incnn container",
-			      in.name);
-		goto out_in;
-	}
-	if (n < CONT_HDR_LEN) {
-		status = fail("%s: truncated container header (%zd of %d bytes)",
-			      in.name, n, CONT_HDR_LEN);
-		goto out_in;
-	}
-	status = parse_header(o, hdr, in.name, &ct);
-	if (!status)
-		status = check_cont_size(&in, ct.body_len);
+	status = read_header(o, &in, &ct);
 	if (status)
 		goto out_in;
-
 	status = open_out(o->out, &out);
 	if (status)
 		goto out_in;
-	c = ct.c;
-	status = work_init(&w, c, ct.chunk);
-	if (status)
-		goto out_work;
-
+	status = work_init(&w, ct.c, ct.chunk);
 	left = ct.orig_len;
 	body_left = ct.body_len;
-	for (idx = 0; left; idx++) {
+	for (idx = 0; !status && left; idx++) {
 		size_t len = left < ct.chunk ? left : ct.chunk;
-		u32 blen;
 
-		if (body_left < REC_HDR_LEN) {
-			status = fail("%s: chunk %llu: records overrun the header's body length",
-				      in.name, (unsigned long long)idx);
-			goto out_work;
-		}
-		n = read_in(&in, w.rec, REC_HDR_LEN);
-		if (n >= 0 && n < REC_HDR_LEN)
-			status = fail("%s: truncated container (chunk %llu header)",
-				      in.name, (unsigned long long)idx);
-		if (n < REC_HDR_LEN) {
-			status = TU_EXIT_RUNTIME;
-			goto out_work;
-		}
-		body_left -= REC_HDR_LEN;
-		blen = tu_get_le32(w.rec);
-		if (blen > c->bound(len) || blen > body_left) {
-			status = fail("%s: chunk %llu: body length %u is larger than %s",
-				      in.name, (unsigned long long)idx, blen,
-				      blen > body_left ?
-				      "the rest of the container" :
-				      "the codec's bound");
-			goto out_work;
-		}
-		n = read_in(&in, w.rec + REC_HDR_LEN, blen);
-		if (n >= 0 && (size_t)n < blen)
-			fail("%s: truncated container (chunk %llu body)",
-			     in.name, (unsigned long long)idx);
-		if (n < 0 || (size_t)n < blen) {
-			status = TU_EXIT_RUNTIME;
-			goto out_work;
-		}
-		body_left -= blen;
-		status = decode_chunk(c, ct.param, &w, blen, len, idx,
-				      in.name);
+		status = decode_record(&ct, &w, &in, idx, len, &body_left);
 		if (!status)
 			status = write_out(&out, w.dec, len);
-		if (status)
-			goto out_work;
 		left -= len;
 	}
-	if (body_left) {
-		status = fail("%s: %llu body bytes left after the last chunk",
-			      in.name, (unsigned long long)body_left);
-		goto out_work;
-	}
-	n = read_in(&in, &extra, 1);
-	if (n) {
-		if (n > 0)
-			fail("%s: trailing data after the container", in.name);
-		status = TU_EXIT_RUNTIME;
-	}
-
-out_work:
+	if (!status)
+		status = check_end(&in, body_left);
 	work_free(&w);
 	status = close_out(&out, status);
 out_in:

@@ -31,7 +31,7 @@
 #include "codec.h"
 #include "toolutil.h"
 #include "commutil.h"
-#include "../collective/include/incnn/collective.h"
+#include <incnn/collective.h>
 #include "../train/data.h"
 #include "../train/mlp.h"
 
@@ -154,12 +154,8 @@ static int parse_real(const char *s, double max, bool zero_ok, double *out)
 	return 0;
 }
 
-static int parse_args(struct tr_opts *o, int argc, char **argv)
+static void opts_init(struct tr_opts *o)
 {
-	uint64_t u;
-	long l;
-	int c, r;
-
 	memset(o, 0, sizeof(*o));
 	o->epochs = 10;
 	o->seed = 1;
@@ -171,73 +167,100 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 	o->wd = 5e-5;
 	o->co.tos = INCNN_COLL_DEFAULT_TOS;
 	o->co.timeout_ms = 300000;
+}
+
+/* The model's and the optimiser's options: 0, an exit status, or -1
+ * when @c is not one of them. */
+static int model_opt(struct tr_opts *o, int c, const char *arg)
+{
+	long l;
+
+	switch (c) {
+	case OPT_HIDDEN:
+		if (parse_hidden(o, arg))
+			return usage_err("--hidden %s: must be 1..%d sizes of 1..%d, comma-separated",
+					 arg, TR_MAX_LAYERS - 1, TR_MAX_DIM);
+		return 0;
+	case OPT_BATCH:
+		if (tu_parse_long(arg, 1, 4096, &l))
+			return usage_err("--batch %s: must be 1..4096", arg);
+		o->batch = (int)l;
+		return 0;
+	case OPT_LR:
+		if (parse_real(arg, 100, false, &o->lr))
+			return usage_err("--lr %s: must be a number in (0, 100]",
+					 arg);
+		return 0;
+	case OPT_MOMENTUM:
+		if (parse_real(arg, 0.999999, true, &o->momentum))
+			return usage_err("--momentum %s: must be a number in [0, 1)",
+					 arg);
+		return 0;
+	case OPT_WD:
+		if (parse_real(arg, 1, true, &o->wd))
+			return usage_err("--wd %s: must be a number in [0, 1]",
+					 arg);
+		return 0;
+	}
+	return -1;
+}
+
+/* The run's options (data, length, seed, log): as model_opt(). */
+static int run_opt(struct tr_opts *o, int c, const char *arg)
+{
+	uint64_t u;
+	long l;
+
+	switch (c) {
+	case 'd':
+		o->data = arg;
+		return 0;
+	case 'e':
+		if (tu_parse_long(arg, 1, 100000, &l))
+			return usage_err("--epochs %s: must be 1..100000", arg);
+		o->epochs = (int)l;
+		return 0;
+	case 'i':
+		if (tu_parse_long(arg, 1, 1000000000, &l))
+			return usage_err("--iters %s: must be 1..1000000000",
+					 arg);
+		o->iters = l;
+		return 0;
+	case 'l':
+		o->log = arg;
+		return 0;
+	case 's':
+		if (tu_parse_u64(arg, &u))
+			return usage_err("--seed %s: must be a non-negative integer",
+					 arg);
+		o->seed = u;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_args(struct tr_opts *o, int argc, char **argv)
+{
+	int c, r;
+
+	opts_init(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:n:e:i:a:c:l:s:qh", long_opts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case 'd':
-			o->data = optarg;
-			break;
-		case 'e':
-			if (tu_parse_long(optarg, 1, 100000, &l))
-				return usage_err("--epochs %s: must be 1..100000",
-						 optarg);
-			o->epochs = (int)l;
-			break;
-		case 'i':
-			if (tu_parse_long(optarg, 1, 1000000000, &l))
-				return usage_err("--iters %s: must be 1..1000000000",
-						 optarg);
-			o->iters = l;
-			break;
-		case 'l':
-			o->log = optarg;
-			break;
-		case 's':
-			if (tu_parse_u64(optarg, &u))
-				return usage_err("--seed %s: must be a non-negative integer",
-						 optarg);
-			o->seed = u;
-			break;
-		case OPT_HIDDEN:
-			if (parse_hidden(o, optarg))
-				return usage_err("--hidden %s: must be 1..%d sizes of 1..%d, comma-separated",
-						 optarg, TR_MAX_LAYERS - 1,
-						 TR_MAX_DIM);
-			break;
-		case OPT_BATCH:
-			if (tu_parse_long(optarg, 1, 4096, &l))
-				return usage_err("--batch %s: must be 1..4096",
-						 optarg);
-			o->batch = (int)l;
-			break;
-		case OPT_LR:
-			if (parse_real(optarg, 100, false, &o->lr))
-				return usage_err("--lr %s: must be a number in (0, 100]",
-						 optarg);
-			break;
-		case OPT_MOMENTUM:
-			if (parse_real(optarg, 0.999999, true, &o->momentum))
-				return usage_err("--momentum %s: must be a number in [0, 1)",
-						 optarg);
-			break;
-		case OPT_WD:
-			if (parse_real(optarg, 1, true, &o->wd))
-				return usage_err("--wd %s: must be a number in [0, 1]",
-						 optarg);
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		default:
-			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
-			if (r)
-				return r;
-			break;
 		}
+		r = run_opt(o, c, optarg);
+		if (r < 0)
+			r = model_opt(o, c, optarg);
+		if (r < 0)
+			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
@@ -249,7 +272,7 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 		if (!o->codec || !tu_codec_takes_bound(o->codec))
 			return usage_err("--codec %s: must be none, auto, inceptionn or ebq",
 					 o->co.codec_name);
-		o->param = o->codec->default_param;
+		o->param = o->codec->param.def;
 	}
 	/* (--codec takes only codecs with a bound) */
 	if (o->co.bound &&
@@ -318,17 +341,101 @@ static int gather(struct tr_run *r, struct tr_meta *me, struct tr_meta *all)
 	return 0;
 }
 
-static int train(struct tr_run *r)
+/*
+ * One iteration @i of the epoch: forward and backward on our slice of the
+ * global batch, allreduce, SGD. *@mean: the global batch's mean loss
+ * (ranks in order); *@comm_s grows by the communication time.
+ */
+static int train_iter(struct tr_run *r, int i, long it, double *losses,
+		      double *mean, double *comm_s)
 {
 	const struct tr_opts *o = r->o;
 	const struct tr_data *d = r->d;
 	struct tr_mlp *m = &r->m;
-	int B = o->batch, N = r->N, G = B * N;
-	int ipe = d->n_train / G, epoch = 0, b, i;
+	int B = o->batch, N = r->N, G = B * N, b, ret;
+	const int *slice = r->perm + (size_t)i * G + (size_t)r->rank * B;
+	double loss, sum = 0, t;
+
+	for (b = 0; b < B; b++)
+		tr_data_get(d, slice[b], r->x + (size_t)b * d->dim, r->y + b);
+	loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
+	tr_mlp_backward(m, B, r->y);
+	t = tu_now();
+	ret = o->co.ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
+	      incnn_allreduce(r->comm, m->grad, m->nparams);
+	if (!ret)
+		ret = incnn_comm_allgather_meta(r->comm, &loss, sizeof(loss),
+						losses);
+	*comm_s += tu_now() - t;
+	if (ret)
+		return fail("rank %d: iteration %ld: %s", r->rank, it + 1,
+			    incnn_comm_strerror(r->comm));
+	if (N > 1)
+		for (size_t k = 0; k < m->nparams; k++)
+			m->grad[k] /= (float)N;
+	tr_mlp_sgd(m, (float)o->lr, (float)o->momentum, (float)o->wd);
+	for (b = 0; b < N; b++)
+		sum += losses[b];
+	*mean = sum / G;
+	return 0;
+}
+
+/* Rank 0: the iteration's log line, and progress every 5 s. */
+static void train_progress(struct tr_run *r, int epoch, long it, long total,
+			   int ipe, double loss)
+{
+	double t = tu_now(), el = t - r->t0;
+
+	if (r->log)
+		fprintf(r->log, "iter %ld epoch %d loss %a %.9g\n", it, epoch,
+			loss, loss);
+	if (r->o->quiet || t - r->last_progress < 5)
+		return;
+	fprintf(stderr, PROG ": epoch %d/%ld iter %ld/%ld loss %.4f elapsed %.0f s ETA %.0f s\n",
+		epoch, (total + ipe - 1) / ipe, it, total, loss, el,
+		el / it * (total - it));
+	r->last_progress = t;
+}
+
+/* Rank 0: the epoch's report from every rank's @all. */
+static void epoch_report(struct tr_run *r, const struct tr_meta *all,
+			 int epoch, long it, long total, int ipe,
+			 double train_sum, double epoch_t0)
+{
+	const struct tr_data *d = r->d;
+	double tl = 0, secs = tu_now() - epoch_t0, mean = train_sum / ipe, el;
+	int64_t ok = 0;
+
+	for (int b = 0; b < r->N; b++) {
+		tl += all[b].test_loss;
+		ok += all[b].correct;
+	}
+	tl /= d->n_test;
+	if (r->log) {
+		fprintf(r->log, "epoch %d iter %ld train_loss %a %.9g test_loss %a %.9g test_acc %.4f correct %" PRId64
+			" test %d digest %016" PRIx64 " identical %d seconds %.3f comm %.3f\n",
+			epoch, it, mean, mean, tl, tl, (double)ok / d->n_test,
+			ok, d->n_test, all[0].digest, r->N, secs,
+			all[0].comm_s);
+		fflush(r->log);
+	}
+	if (r->o->quiet)
+		return;
+	el = tu_now() - r->t0;
+	fprintf(stderr, PROG ": epoch %d/%ld done: test acc %.4f loss %.4f, %.1f s/epoch, ETA %.0f s\n",
+		epoch, (total + ipe - 1) / ipe, (double)ok / d->n_test, tl,
+		secs, el / it * (total - it));
+	r->last_progress = tu_now();
+}
+
+static int train(struct tr_run *r)
+{
+	const struct tr_opts *o = r->o;
+	const struct tr_data *d = r->d;
+	int G = o->batch * r->N, ipe = d->n_train / G, epoch = 0, i;
 	long it = 0, total;
 	struct tr_meta me, *all;
-	double epoch_t0, comm_s = 0, train_sum = 0;
-	bool stop = false;
+	double epoch_t0, comm_s, train_sum, loss = 0;
 	int ret = 0;
 
 	if (ipe < 1)
@@ -337,83 +444,38 @@ static int train(struct tr_run *r)
 	total = (long)ipe * o->epochs;
 	if (o->iters && o->iters < total)
 		total = o->iters;
-	all = calloc(N, sizeof(*all) > sizeof(double) ? sizeof(*all) :
+	all = calloc(r->N, sizeof(*all) > sizeof(double) ? sizeof(*all) :
 		     sizeof(double));
 	if (!all)
 		return fail("out of memory");
 	if (r->log)
 		fprintf(r->log, "# %ld iterations of %d global samples, %d per epoch\n",
 			total, G, ipe);
-
-	epoch_t0 = tu_now();
-	while (!stop) {
+	while (it < total) {
 		epoch++;
 		tr_shuffle(r->perm, d->n_train, o->seed, epoch);
 		train_sum = 0;
 		comm_s = 0;
 		epoch_t0 = tu_now();
 		for (i = 0; i < ipe && it < total; i++) {
-			const int *slice = r->perm + (size_t)i * G + (size_t)r->rank * B;
-			double loss, *losses = (double *)all, sum, t;
-
-			for (b = 0; b < B; b++)
-				tr_data_get(d, slice[b], r->x + (size_t)b * d->dim,
-					    r->y + b);
-			loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
-			tr_mlp_backward(m, B, r->y);
-			t = tu_now();
-			ret = o->co.ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
-			      incnn_allreduce(r->comm, m->grad, m->nparams);
-			if (!ret)
-				ret = incnn_comm_allgather_meta(r->comm, &loss,
-								sizeof(loss),
-								losses);
-			comm_s += tu_now() - t;
-			if (ret) {
-				ret = fail("rank %d: iteration %ld: %s", r->rank,
-					   it + 1, incnn_comm_strerror(r->comm));
+			ret = train_iter(r, i, it, (double *)all, &loss, &comm_s);
+			if (ret)
 				goto out;
-			}
-			if (N > 1) {
-				size_t k;
-
-				for (k = 0; k < m->nparams; k++)
-					m->grad[k] /= (float)N;
-			}
-			tr_mlp_sgd(m, (float)o->lr, (float)o->momentum,
-				   (float)o->wd);
 			it++;
-			/* the global batch's mean loss, ranks in order */
-			sum = 0;
-			for (b = 0; b < N; b++)
-				sum += losses[b];
-			sum /= G;
-			train_sum += sum;
-			if (r->rank)
-				continue;
-			if (r->log)
-				fprintf(r->log, "iter %ld epoch %d loss %a %.9g\n",
-					it, epoch, sum, sum);
-			t = tu_now();
-			if (!o->quiet && t - r->last_progress >= 5) {
-				double el = t - r->t0;
-
-				fprintf(stderr, PROG ": epoch %d/%ld iter %ld/%ld loss %.4f elapsed %.0f s ETA %.0f s\n",
-					epoch, (total + ipe - 1) / ipe, it, total, sum,
-					el, el / it * (total - it));
-				r->last_progress = t;
-			}
+			train_sum += loss;
+			if (!r->rank)
+				train_progress(r, epoch, it, total, ipe, loss);
 		}
-		stop = it >= total;
 		if (i < ipe) {
 			/* stopped within the epoch (--iters): digest only */
 			ret = gather(r, &me, all);
-			if (ret)
-				goto out;
-			if (r->log)
+			if (!ret && r->log)
 				fprintf(r->log, "stop iter %ld epoch %d digest %016" PRIx64
 					" identical %d seconds %.3f\n",
-					it, epoch, all[0].digest, N, tu_now() - r->t0);
+					it, epoch, all[0].digest, r->N,
+					tu_now() - r->t0);
+			if (ret)
+				goto out;
 			break;
 		}
 		evaluate(r, &me.test_loss, &me.correct);
@@ -421,34 +483,9 @@ static int train(struct tr_run *r)
 		ret = gather(r, &me, all);
 		if (ret)
 			goto out;
-		if (r->rank == 0) {
-			double tl = 0, secs = tu_now() - epoch_t0, mean;
-			int64_t ok = 0;
-
-			for (b = 0; b < N; b++) {
-				tl += all[b].test_loss;
-				ok += all[b].correct;
-			}
-			tl /= d->n_test;
-			mean = train_sum / ipe;
-			if (r->log) {
-				fprintf(r->log, "epoch %d iter %ld train_loss %a %.9g test_loss %a %.9g test_acc %.4f correct %" PRId64
-					" test %d digest %016" PRIx64 " identical %d seconds %.3f comm %.3f\n",
-					epoch, it, mean, mean, tl, tl,
-					(double)ok / d->n_test, ok, d->n_test,
-					all[0].digest, N, secs, all[0].comm_s);
-				fflush(r->log);
-			}
-			if (!o->quiet) {
-				double el = tu_now() - r->t0;
-
-				fprintf(stderr, PROG ": epoch %d/%ld done: test acc %.4f loss %.4f, %.1f s/epoch, ETA %.0f s\n",
-					epoch, (total + ipe - 1) / ipe,
-					(double)ok / d->n_test, tl, secs,
-					el / it * (total - it));
-				r->last_progress = tu_now();
-			}
-		}
+		if (r->rank == 0)
+			epoch_report(r, all, epoch, it, total, ipe, train_sum,
+				     epoch_t0);
 	}
 	if (r->log)
 		fprintf(r->log, "done iters %ld epochs %d digest %016" PRIx64

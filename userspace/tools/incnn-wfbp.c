@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "toolutil.h"
-#include "../collective/include/incnn/wfbp.h"
+#include <incnn/wfbp.h>
 
 #define PROG	"incnn-wfbp"
 
@@ -156,12 +156,8 @@ static int parse_num(const char *s, double max, double *out)
 	       -EINVAL : 0;
 }
 
-static int parse_args(struct wf_opts *o, int argc, char **argv)
+static void opts_init(struct wf_opts *o)
 {
-	bool have_link = false, have_a = false, have_b = false;
-	double v;
-	int c, s;
-
 	memset(o, 0, sizeof(*o));
 	o->workers = 4;
 	o->bandwidth = 10e9 / 8;
@@ -170,96 +166,128 @@ static int parse_args(struct wf_opts *o, int argc, char **argv)
 	o->ratio = 1;
 	o->bucket_bytes = INCNN_WFBP_DEFAULT_BUCKET_BYTES;
 	o->only = -1;
+}
+
+/* Which of the cost model's options were given. */
+struct wf_given {
+	bool link, a, b;
+};
+
+/* The cost model's and link's options: 0, an exit status, or -1 when @c
+ * is not one of them. */
+static int cost_opt(struct wf_opts *o, int c, const char *arg,
+		    struct wf_given *g)
+{
+	switch (c) {
+	case 'B':
+		if (parse_unit(arg, bw_units, &o->bandwidth) ||
+		    !(o->bandwidth > 0))
+			return usage_err("--bandwidth %s: must be a positive rate such as 10Gbit or 1.25GB",
+					 arg);
+		g->link = true;
+		return 0;
+	case 'l':
+		if (parse_unit(arg, time_units, &o->latency) || o->latency > 10)
+			return usage_err("--latency %s: must be a time such as 50us (at most 10s)",
+					 arg);
+		g->link = true;
+		return 0;
+	case OPT_ALPHA:
+		if (parse_unit(arg, time_units, &o->alpha) || o->alpha > 100)
+			return usage_err("--alpha %s: must be a time such as 300us (at most 100s)",
+					 arg);
+		g->a = true;
+		return 0;
+	case OPT_BETA:
+		if (parse_num(arg, 1, &o->beta))
+			return usage_err("--beta %s: must be seconds per byte, 0..1 (e.g. 8e-10)",
+					 arg);
+		g->b = true;
+		return 0;
+	case OPT_RATIO:
+		if (parse_num(arg, 1e6, &o->ratio) || o->ratio < 1)
+			return usage_err("--ratio %s: must be 1..1e6", arg);
+		return 0;
+	}
+	return -1;
+}
+
+/* The job's options (model, workers, timeline, buckets): as cost_opt(). */
+static int job_opt(struct wf_opts *o, int c, const char *arg)
+{
+	double v;
+	int s;
+
+	switch (c) {
+	case 'm':
+		o->model = arg;
+		return 0;
+	case 'n':
+		if (parse_num(arg, INCNN_COLL_MAX_WORLD, &v) || v < 1 ||
+		    v != floor(v))
+			return usage_err("--workers %s: must be 1..%d", arg,
+					 INCNN_COLL_MAX_WORLD);
+		o->workers = (int)v;
+		return 0;
+	case OPT_FORWARD:
+	case OPT_BACKWARD:
+		if (parse_num(arg, 1e7, &v))
+			return usage_err("--%s %s: must be 0..1e7 ms",
+					 c == OPT_FORWARD ? "forward-ms" :
+					 "backward-ms", arg);
+		*(c == OPT_FORWARD ? &o->forward : &o->backward) = v / 1e3;
+		return 0;
+	case OPT_BUCKET:
+		if (parse_num(arg, 1 << 20, &v) || !(v * 1048576 >= 1))
+			return usage_err("--bucket-mb %s: must be a positive size in MiB",
+					 arg);
+		o->bucket_bytes = (uint64_t)ceil(v * 1048576);
+		return 0;
+	case 's':
+		s = incnn_sched_parse(arg);
+		if (s < 0)
+			return usage_err("--schedule %s: must be wfbp, single, fixed or mgwfbp",
+					 arg);
+		o->only = s;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_args(struct wf_opts *o, int argc, char **argv)
+{
+	struct wf_given g = { 0 };
+	int c, r;
+
+	opts_init(o);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:n:B:l:s:jh", long_opts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			exit(0);
-		case 'm':
-			o->model = optarg;
-			break;
-		case 'n':
-			if (parse_num(optarg, INCNN_COLL_MAX_WORLD, &v) ||
-			    v < 1 || v != floor(v))
-				return usage_err("--workers %s: must be 1..%d",
-						 optarg, INCNN_COLL_MAX_WORLD);
-			o->workers = (int)v;
-			break;
-		case 'B':
-			if (parse_unit(optarg, bw_units, &o->bandwidth) ||
-			    !(o->bandwidth > 0))
-				return usage_err("--bandwidth %s: must be a positive rate such as 10Gbit or 1.25GB",
-						 optarg);
-			have_link = true;
-			break;
-		case 'l':
-			if (parse_unit(optarg, time_units, &o->latency) ||
-			    o->latency > 10)
-				return usage_err("--latency %s: must be a time such as 50us (at most 10s)",
-						 optarg);
-			have_link = true;
-			break;
-		case OPT_ALPHA:
-			if (parse_unit(optarg, time_units, &o->alpha) ||
-			    o->alpha > 100)
-				return usage_err("--alpha %s: must be a time such as 300us (at most 100s)",
-						 optarg);
-			have_a = true;
-			break;
-		case OPT_BETA:
-			if (parse_num(optarg, 1, &o->beta))
-				return usage_err("--beta %s: must be seconds per byte, 0..1 (e.g. 8e-10)",
-						 optarg);
-			have_b = true;
-			break;
-		case OPT_FORWARD:
-		case OPT_BACKWARD:
-			if (parse_num(optarg, 1e7, &v))
-				return usage_err("--%s %s: must be 0..1e7 ms",
-						 c == OPT_FORWARD ? "forward-ms" :
-						 "backward-ms", optarg);
-			*(c == OPT_FORWARD ? &o->forward : &o->backward) = v / 1e3;
-			break;
-		case OPT_RATIO:
-			if (parse_num(optarg, 1e6, &o->ratio) || o->ratio < 1)
-				return usage_err("--ratio %s: must be 1..1e6",
-						 optarg);
-			break;
-		case OPT_BUCKET:
-			if (parse_num(optarg, 1 << 20, &v) ||
-			    !(v * 1048576 >= 1))
-				return usage_err("--bucket-mb %s: must be a positive size in MiB",
-						 optarg);
-			o->bucket_bytes = (uint64_t)ceil(v * 1048576);
-			break;
-		case 's':
-			s = incnn_sched_parse(optarg);
-			if (s < 0)
-				return usage_err("--schedule %s: must be wfbp, single, fixed or mgwfbp",
-						 optarg);
-			o->only = s;
-			break;
-		case OPT_LIST:
-			o->list = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		default:
-			return tu_getopt_error(PROG, c, argv);
 		}
+		if (c == OPT_LIST || c == 'j') {
+			*(c == 'j' ? &o->json : &o->list) = true;
+			continue;
+		}
+		r = cost_opt(o, c, optarg, &g);
+		if (r < 0)
+			r = job_opt(o, c, optarg);
+		if (r < 0)
+			return tu_getopt_error(PROG, c, argv);
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return usage_err("--model is required (alexnet, vgg16, resnet50, googlenet)");
-	if (have_a != have_b)
+	if (g.a != g.b)
 		return usage_err("--alpha and --beta go together");
-	if (have_a && have_link)
+	if (g.a && g.link)
 		return usage_err("--alpha/--beta replace --bandwidth/--latency: not both");
-	o->have_ab = have_a;
+	o->have_ab = g.a;
 	return 0;
 }
 
@@ -350,17 +378,74 @@ static void print_text(const struct wf_opts *o, const struct incnn_model *m,
 	}
 }
 
+/* --list-layers in JSON: the model's layers, each with its ready time */
+static void json_layer_table(const struct incnn_model *m,
+			     const struct incnn_plan_layer *pl)
+{
+	size_t L = m->nlayers;
+
+	printf(",\"layer_table\":[");
+	for (size_t i = 0; i < L; i++) {
+		const struct incnn_model_layer *l = &m->layer[i];
+
+		printf("%s\n{\"name\":", i ? "," : "");
+		tu_json_str(stdout, l->name);
+		printf(",\"kind\":\"%s\",\"params\":%llu,\"flops\":",
+		       l->kind == INCNN_LAYER_CONV ? "conv" :
+		       l->kind == INCNN_LAYER_FC ? "fc" : "bn",
+		       (unsigned long long)l->params);
+		tu_json_num(stdout, l->flops);
+		printf(",\"ready_ms\":");
+		tu_json_num(stdout, pl[L - 1 - i].ready * 1e3);
+		printf("}");
+	}
+	printf("]");
+}
+
+/* One schedule's object in JSON, with its buckets. */
+static void json_schedule(const struct incnn_model *m, int s,
+			  const struct wf_result *r, bool first)
+{
+	size_t L = m->nlayers;
+
+	printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
+	       first ? "" : ",", incnn_sched_name(s), r->nb);
+	tu_json_num(stdout, r->sim.iter * 1e3);
+	printf(",\"compute_ms\":");
+	tu_json_num(stdout, r->sim.compute * 1e3);
+	printf(",\"comm_ms\":");
+	tu_json_num(stdout, r->sim.comm * 1e3);
+	printf(",\"exposed_ms\":");
+	tu_json_num(stdout, r->sim.exposed * 1e3);
+	printf(",\"bucket_list\":[");
+	for (size_t k = 0; k < r->nb; k++) {
+		size_t f = r->bk[k].first, e = f + r->bk[k].nlayers - 1;
+
+		printf("%s{\"first\":%zu,\"layers\":%zu,\"bytes\":%llu,\"start_ms\":",
+		       k ? "," : "", f, r->bk[k].nlayers,
+		       (unsigned long long)r->bk[k].count * 4);
+		tu_json_num(stdout, r->start[k] * 1e3);
+		printf(",\"end_ms\":");
+		tu_json_num(stdout, r->end[k] * 1e3);
+		printf(",\"first_layer\":");
+		tu_json_str(stdout, m->layer[L - 1 - f].name);
+		printf(",\"last_layer\":");
+		tu_json_str(stdout, m->layer[L - 1 - e].name);
+		printf("}");
+	}
+	printf("]}");
+}
+
 static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 		       const struct incnn_plan_layer *pl, double a, double b,
 		       struct wf_result *res, const struct wf_pairwise *pw)
 {
-	size_t L = m->nlayers, i, k;
 	bool first = true;
 	int s;
 
 	printf("{\"model\":");
 	tu_json_str(stdout, m->name);
-	printf(",\"layers\":%zu,\"params\":%llu,\"flops\":", L,
+	printf(",\"layers\":%zu,\"params\":%llu,\"flops\":", m->nlayers,
 	       (unsigned long long)m->params);
 	tu_json_num(stdout, m->flops);
 	printf(",\"workers\":%d,\"bandwidth_Bps\":", o->workers);
@@ -385,59 +470,38 @@ static void print_json(const struct wf_opts *o, const struct incnn_model *m,
 	printf(",\"mgwfbp_pairwise\":{\"buckets\":%zu,\"iter_ms\":", pw->nb);
 	tu_json_num(stdout, pw->sim.iter * 1e3);
 	printf("}");
-	if (o->list) {
-		printf(",\"layer_table\":[");
-		for (i = 0; i < L; i++) {
-			const struct incnn_model_layer *l = &m->layer[i];
-
-			printf("%s\n{\"name\":", i ? "," : "");
-			tu_json_str(stdout, l->name);
-			printf(",\"kind\":\"%s\",\"params\":%llu,\"flops\":",
-			       l->kind == INCNN_LAYER_CONV ? "conv" :
-			       l->kind == INCNN_LAYER_FC ? "fc" : "bn",
-			       (unsigned long long)l->params);
-			tu_json_num(stdout, l->flops);
-			printf(",\"ready_ms\":");
-			tu_json_num(stdout, pl[L - 1 - i].ready * 1e3);
-			printf("}");
-		}
-		printf("]");
-	}
+	if (o->list)
+		json_layer_table(m, pl);
 	printf(",\"schedules\":[");
 	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
-		struct wf_result *r = &res[s];
-
 		if (o->only >= 0 && o->only != s)
 			continue;
-		printf("%s\n{\"schedule\":\"%s\",\"buckets\":%zu,\"iter_ms\":",
-		       first ? "" : ",", incnn_sched_name(s), r->nb);
+		json_schedule(m, s, &res[s], first);
 		first = false;
-		tu_json_num(stdout, r->sim.iter * 1e3);
-		printf(",\"compute_ms\":");
-		tu_json_num(stdout, r->sim.compute * 1e3);
-		printf(",\"comm_ms\":");
-		tu_json_num(stdout, r->sim.comm * 1e3);
-		printf(",\"exposed_ms\":");
-		tu_json_num(stdout, r->sim.exposed * 1e3);
-		printf(",\"bucket_list\":[");
-		for (k = 0; k < r->nb; k++) {
-			size_t f = r->bk[k].first, e = f + r->bk[k].nlayers - 1;
-
-			printf("%s{\"first\":%zu,\"layers\":%zu,\"bytes\":%llu,\"start_ms\":",
-			       k ? "," : "", f, r->bk[k].nlayers,
-			       (unsigned long long)r->bk[k].count * 4);
-			tu_json_num(stdout, r->start[k] * 1e3);
-			printf(",\"end_ms\":");
-			tu_json_num(stdout, r->end[k] * 1e3);
-			printf(",\"first_layer\":");
-			tu_json_str(stdout, m->layer[L - 1 - f].name);
-			printf(",\"last_layer\":");
-			tu_json_str(stdout, m->layer[L - 1 - e].name);
-			printf("}");
-		}
-		printf("]}");
 	}
 	printf("\n]}\n");
+}
+
+/* Plan and simulate schedule @s into @r (which gets its arrays). */
+static int plan_one(const struct wf_opts *o, const struct incnn_plan_layer *pl,
+		    size_t L, int s, double a, double b, struct wf_result *r)
+{
+	int ret;
+
+	r->bk = calloc(L, sizeof(*r->bk));
+	r->start = calloc(L, sizeof(double));
+	r->end = calloc(L, sizeof(double));
+	if (!r->bk || !r->start || !r->end)
+		return fail("out of memory");
+	ret = incnn_plan(pl, L, s, a, b, o->bucket_bytes, r->bk, &r->nb);
+	if (!ret)
+		ret = incnn_simulate(pl, L, r->bk, r->nb, o->forward,
+				     o->backward, a, b, &r->sim, r->start,
+				     r->end);
+	if (ret)
+		return fail("%s: cannot plan: %s", incnn_sched_name(s),
+			    strerror(-ret));
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -474,27 +538,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	incnn_model_timeline(m, o.backward, pl);
-	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
-		struct wf_result *r = &res[s];
-
-		r->bk = calloc(L, sizeof(*r->bk));
-		r->start = calloc(L, sizeof(double));
-		r->end = calloc(L, sizeof(double));
-		if (!r->bk || !r->start || !r->end) {
-			status = fail("out of memory");
-			goto out;
-		}
-		ret = incnn_plan(pl, L, s, a, b, o.bucket_bytes, r->bk, &r->nb);
-		if (!ret)
-			ret = incnn_simulate(pl, L, r->bk, r->nb, o.forward,
-					     o.backward, a, b, &r->sim,
-					     r->start, r->end);
-		if (ret) {
-			status = fail("%s: cannot plan: %s", incnn_sched_name(s),
-				      strerror(-ret));
-			goto out;
-		}
-	}
+	for (s = 0; s < INCNN_SCHED_COUNT && !status; s++)
+		status = plan_one(&o, pl, L, s, a, b, &res[s]);
+	if (status)
+		goto out;
 	/* res[0].bk is scratch again once WFBP is simulated */
 	ret = incnn_plan_mg_pairwise(pl, L, a, b, res[0].bk, &pw.nb);
 	if (!ret)

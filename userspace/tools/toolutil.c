@@ -90,141 +90,15 @@ int tu_parse_double(const char *s, double *out)
 	return 0;
 }
 
-/*
- * Split a decimal "[+]digits[.digits][e[+-]digits]" into its significant
- * digits (no leading or trailing zeros) and a power of ten: value =
- * digits * 10^@exp10. Returns the number of digits (0 for zero), or -1
- * for bad syntax or absurd sizes.
- */
-static int split_decimal(const char *s, char *digits, size_t cap,
-			 long *exp10)
-{
-	size_t n = 0;
-	long e = 0, ex = 0;
-	bool any = false, dot = false, eneg = false;
-	const char *p = s;
-
-	if (*p == '+')
-		p++;
-	for (; *p && *p != 'e' && *p != 'E'; p++) {
-		if (*p == '.') {
-			if (dot)
-				return -1;
-			dot = true;
-			continue;
-		}
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		any = true;
-		if (!n && *p == '0') {
-			if (dot)
-				e--;
-			continue;
-		}
-		if (n + 1 >= cap)
-			return -1;
-		digits[n++] = *p;
-		if (dot)
-			e--;
-	}
-	if (!any)
-		return -1;
-	if (*p) {
-		p++;
-		if (*p == '+' || *p == '-')
-			eneg = *p++ == '-';
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		for (; isdigit((unsigned char)*p); p++) {
-			ex = ex * 10 + (*p - '0');
-			if (ex > 100000)
-				return -1;
-		}
-		if (*p)
-			return -1;
-		e += eneg ? -ex : ex;
-	}
-	while (n && digits[n - 1] == '0') {
-		n--;
-		e++;
-	}
-	digits[n] = '\0';
-	*exp10 = e;
-	return (int)n;
-}
-
-/* The decimal digits of 5^@k (most significant first) into @buf. */
-static void pow5_digits(unsigned int k, char *buf, size_t cap)
-{
-	unsigned char d[512];
-	size_t n = 1, i;
-
-	d[0] = 1;
-	while (k--) {
-		unsigned int carry = 0;
-
-		for (i = 0; i < n; i++) {
-			unsigned int v = d[i] * 5 + carry;
-
-			d[i] = v % 10;
-			carry = v / 10;
-		}
-		if (carry && n < sizeof(d))
-			d[n++] = carry;
-	}
-	if (n >= cap)
-		n = cap - 1;
-	for (i = 0; i < n; i++)
-		buf[i] = '0' + d[n - 1 - i];
-	buf[n] = '\0';
-}
-
-/* Digits only, no suffix. */
-static int parse_plain_u64(const char *s, uint64_t *v)
-{
-	size_t n = strlen(s);
-
-	if (!n || !isdigit((unsigned char)s[n - 1]))
-		return -EINVAL;
-	return tu_parse_u64(s, v);
-}
-
 int tu_parse_bound(const char *s, unsigned int *k)
 {
-	char digits[512], want[512];
-	uint64_t v;
-	long e;
-	int n;
+	static const struct incnn_codec_param bound = {
+		.kind = INCNN_PARAM_BOUND,
+		.min = INCNN_BOUND_MIN_K,
+		.max = INCNN_BOUND_MAX_K,
+	};
 
-	if (!strncmp(s, "2^-", 3)) {
-		if (parse_plain_u64(s + 3, &v))
-			return -EINVAL;
-		goto range;
-	}
-	if (!parse_plain_u64(s, &v))
-		goto range;
-
-	/* a decimal: exactly 2^-K = 5^K * 10^-K */
-	n = split_decimal(s, digits, sizeof(digits), &e);
-	if (n <= 0)
-		return -EINVAL;
-	if (e >= 0) {
-		/* >= 1: a power of two 2^j, j >= 0, is out of range */
-		if (e == 0 && !parse_plain_u64(digits, &v) && !(v & (v - 1)))
-			return -ERANGE;
-		return -EINVAL;
-	}
-	if (-e > 400)
-		return -EINVAL;
-	pow5_digits(-e, want, sizeof(want));
-	if (strcmp(digits, want))
-		return -EINVAL;
-	v = -e;
-range:
-	if (v < INCNN_BOUND_MIN_K || v > INCNN_BOUND_MAX_K)
-		return -ERANGE;
-	*k = v;
-	return 0;
+	return incnn_codec_param_parse(&bound, s, k);
 }
 
 ssize_t tu_read_full(int fd, void *buf, size_t len)
@@ -453,16 +327,13 @@ int tu_parse_algo(const char *prog, const char *s, bool *ps)
 int tu_parse_bound_opt(const char *prog, const char *s,
 		       const struct incnn_codec *codec, unsigned int *param)
 {
-	unsigned int k;
-
 	if (!codec || !tu_codec_takes_bound(codec))
 		return tu_error(prog, TU_EXIT_USAGE,
 				"--bound needs --codec inceptionn or ebq");
-	if (tu_parse_bound(s, &k))
+	if (incnn_codec_param_parse(&codec->param, s, param))
 		return tu_error(prog, TU_EXIT_USAGE,
-				"--bound %s: must be 2^-K with K in %d..%d", s,
-				INCNN_BOUND_MIN_K, INCNN_BOUND_MAX_K);
-	*param = k;
+				"--bound %s: must be 2^-K with K in %u..%u", s,
+				codec->param.min, codec->param.max);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "codec.h"
+#include <incnn/codec_param.h>
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -167,13 +168,13 @@ int tu_launch_local(const char *prog, int world, tu_rank_fn *fn, void *arg);
 /* Whether the codec's parameter is an error bound 2^-k. */
 static inline bool tu_codec_takes_bound(const struct incnn_codec *c)
 {
-	return c->check_param == incnn_codec_check_k;
+	return c->param.kind == INCNN_PARAM_BOUND;
 }
 
 /* Whether the codec's parameter is a bit count (trunc). */
 static inline bool tu_codec_takes_bits(const struct incnn_codec *c)
 {
-	return c->id == INCNN_CODEC_TRUNC;
+	return c->param.kind == INCNN_PARAM_BITS;
 }
 
 static inline uint32_t tu_get_le32(const void *p)

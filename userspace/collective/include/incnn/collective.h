@@ -102,6 +102,9 @@
 extern "C" {
 #endif
 
+/* libincnn.so exports what this header declares, and nothing else */
+#pragma GCC visibility push(default)
+
 struct incnn_comm;
 
 enum incnn_coll_codec_mode {
@@ -144,7 +147,7 @@ enum incnn_coll_fault {
  *	init_timeout_ms	0	INCNN_INIT_TIMEOUT_MS	300000
  *	sockbuf		-1	INCNN_SOCKBUF		4 MiB (0: kernel
  *							autotuning)
- *	codec_mode	AUTO	INCNN_CODEC: "auto", "none" or "NAME:PARAM"
+ *	codec_mode	AUTO	INCNN_CODEC: "auto", "none" or "NAME:SETTING"
  *			(e.g. "ebq:10", "trunc:16"), read only when
  *			codec_mode is AUTO
  *
@@ -230,6 +233,8 @@ int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
 int incnn_comm_allgather_meta(struct incnn_comm *comm, const void *in,
 			      size_t len, void *out);
 int incnn_comm_barrier(struct incnn_comm *comm);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

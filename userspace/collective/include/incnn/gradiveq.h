@@ -63,6 +63,9 @@
 extern "C" {
 #endif
 
+/* the public API, exported by libincnn.so (built -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #define INCNN_GVQ_MAX_D		1024	/* Jacobi is O(d^3) per sweep */
 #define INCNN_GVQ_MAX_TS	4096	/* T_s samples of d floats are kept */
 #define INCNN_GVQ_MAX_ITERS	0x7fffffffu	/* warm-up, T_c */
@@ -252,6 +255,8 @@ enum incnn_gvq_phase incnn_gvq_sched_next(struct incnn_gvq_sched *s,
 
 /* "warmup", "sample", "compressed" */
 const char *incnn_gvq_phase_name(enum incnn_gvq_phase ph);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,9 @@
 extern "C" {
 #endif
 
+/* the public API, exported by libincnn.so (built -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #define INCNN_THC_MAX_TABLE	256
 #define INCNN_THC_MIN_BLOCK_LOG2	4
 #define INCNN_THC_MAX_BLOCK_LOG2	16
@@ -210,6 +213,8 @@ int incnn_thc_rht(const struct incnn_thc *t, float *x, size_t n,
 		  uint64_t nonce);
 int incnn_thc_rht_inverse(const struct incnn_thc *t, float *x, size_t n,
 			  uint64_t nonce);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -56,6 +56,9 @@
 extern "C" {
 #endif
 
+/* libincnn.so exports what this header declares, and nothing else */
+#pragma GCC visibility push(default)
+
 enum incnn_sched {
 	INCNN_SCHED_WFBP,	/* one allreduce per layer, as soon as ready */
 	INCNN_SCHED_SINGLE,	/* one bucket, after the whole backward */
@@ -258,6 +261,8 @@ int incnn_allreduce_layers(struct incnn_comm *comm,
  */
 int incnn_comm_probe_cost(struct incnn_comm *comm, bool ps, double *a,
 			  double *b);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

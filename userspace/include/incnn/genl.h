@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Generic netlink plumbing for incctl: one socket, family resolution,
- * request/reply/dump exchanges with extended-ACK error messages, and
- * strict attribute parsing. Nothing here knows about incnn itself.
+ * Generic netlink plumbing (libmnl) for incctl and the collective: one
+ * socket, family resolution, request/reply/dump exchanges with
+ * extended-ACK error messages, and strict attribute parsing. Nothing here
+ * knows about incnn itself (that is incnn/nl_config.h).
  */
-#ifndef INCCTL_GENL_H
-#define INCCTL_GENL_H
+#ifndef _INCNN_GENL_H
+#define _INCNN_GENL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,6 +41,8 @@ typedef int (*genl_cb_t)(const struct nlmsghdr *nlh, void *data);
 
 /* Open and bind a NETLINK_GENERIC socket, ask for extended ACKs. -errno. */
 int genl_open(struct genl *g);
+/* Give up waiting for a reply after @ms (genl_talk() returns -EAGAIN). */
+int genl_set_timeout(struct genl *g, int ms);
 void genl_close(struct genl *g);
 
 /*
@@ -70,12 +73,18 @@ int genl_talk(struct genl *g, struct nlmsghdr *nlh, genl_cb_t cb, void *data);
  * for each attribute type up to @max; MNL_TYPE_UNSPEC means "not used"
  * (the attribute is skipped, as are types above @max, so a newer kernel's
  * additions are ignored). A known attribute with the wrong size or shape
- * makes the parse fail with -EBADMSG. tb[] receives the last occurrence
- * of each type, NULL if absent.
+ * makes the parse fail with -EBADMSG, as do bytes left over that do not
+ * form an attribute. tb[] receives the last occurrence of each type,
+ * NULL if absent.
  */
 int genl_parse(const struct nlmsghdr *nlh, const struct nlattr **tb,
 	       uint16_t max, const enum mnl_attr_data_type *pol);
 int genl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,
 		      uint16_t max, const enum mnl_attr_data_type *pol);
+/*
+ * After mnl_attr_for_each_nested(@attr, @nest): -EBADMSG when the loop
+ * stopped before the end of @nest (a malformed attribute), else 0.
+ */
+int genl_nested_end(const struct nlattr *attr, const struct nlattr *nest);
 
-#endif /* INCCTL_GENL_H */
+#endif /* _INCNN_GENL_H */

@@ -5,7 +5,7 @@
 # decode, lossless codecs are exact, the reported figures match the data,
 # and every bad input gets one line on stderr and a non-zero exit.
 set -u
-. "$(dirname "$0")/ktap_lib.sh"
+. "$(dirname "$0")/../ktap_lib.sh"
 codec=$build/asan/bin/incnn-codec
 bench=$build/asan/bin/incnn-bench
 cmptool=$build/asan/bin/incnn-cmp

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Generic netlink plumbing for incctl, in the manner of iproute2's
+ * Generic netlink plumbing for incctl and the collective, in the manner of iproute2's
  * mnl_utils.c: the reply loop is written out here (instead of
  * mnl_cb_run2()) so that NLM_F_DUMP_INTR is a warning rather than an
  * abort, a failing callback still drains the rest of the reply, and the
  * extended ACK of both NLMSG_ERROR and NLMSG_DONE is read.
  */
-#include "genl.h"
+#include <incnn/genl.h>
 
 #include <errno.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,6 +53,17 @@ int genl_open(struct genl *g)
 fail:
 	genl_close(g);
 	return err;
+}
+
+int genl_set_timeout(struct genl *g, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000,
+			      .tv_usec = (ms % 1000) * 1000 };
+
+	if (setsockopt(mnl_socket_get_fd(g->sock), SOL_SOCKET, SO_RCVTIMEO,
+		       &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
 }
 
 void genl_close(struct genl *g)
@@ -280,6 +293,13 @@ static int parse_one(const struct nlattr *attr, const struct nlattr **tb,
 	return 0;
 }
 
+/* Where an attribute loop over [.., @end) stopped: at the end, or not. */
+static int loop_end(const struct nlattr *attr, const void *end)
+{
+	return (const char *)end - (const char *)attr >=
+	       (ptrdiff_t)sizeof(struct nlattr) ? -EBADMSG : 0;
+}
+
 int genl_parse(const struct nlmsghdr *nlh, const struct nlattr **tb,
 	       uint16_t max, const enum mnl_attr_data_type *pol)
 {
@@ -290,7 +310,13 @@ int genl_parse(const struct nlmsghdr *nlh, const struct nlattr **tb,
 		if (parse_one(attr, tb, max, pol))
 			return -EBADMSG;
 	}
-	return 0;
+	return loop_end(attr, mnl_nlmsg_get_payload_tail(nlh));
+}
+
+int genl_nested_end(const struct nlattr *attr, const struct nlattr *nest)
+{
+	return loop_end(attr, (const char *)mnl_attr_get_payload(nest) +
+			      mnl_attr_get_payload_len(nest));
 }
 
 int genl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,
@@ -303,5 +329,5 @@ int genl_parse_nested(const struct nlattr *nest, const struct nlattr **tb,
 		if (parse_one(attr, tb, max, pol))
 			return -EBADMSG;
 	}
-	return 0;
+	return genl_nested_end(attr, nest);
 }

@@ -13,11 +13,11 @@
 FIXTURE(rnd) {
 };
 
-FIXTURE_SETUP(rnd)
+static FIXTURE_SETUP(rnd)
 {
 }
 
-FIXTURE_TEARDOWN(rnd)
+static FIXTURE_TEARDOWN(rnd)
 {
 }
 
@@ -223,12 +223,97 @@ TEST(codec_table)
 	EXPECT_NULL(incnn_codec_get(0));
 	EXPECT_NULL(incnn_codec_get(INCNN_CODEC_MAX + 1));
 	EXPECT_NULL(incnn_codec_get(~0u));
-	EXPECT_EQ(-EINVAL, inc->check_param(0));
-	EXPECT_EQ(0, inc->check_param(1));
-	EXPECT_EQ(0, inc->check_param(30));
-	EXPECT_EQ(-EINVAL, inc->check_param(31));
-	EXPECT_EQ(-EINVAL, incnn_codec_trunc.check_param(12));
-	EXPECT_EQ(-EINVAL, incnn_codec_lz4.check_param(1));
+	EXPECT_EQ(-EINVAL, incnn_codec_check_param(inc, 0));
+	EXPECT_EQ(0, incnn_codec_check_param(inc, 1));
+	EXPECT_EQ(0, incnn_codec_check_param(inc, 30));
+	EXPECT_EQ(-EINVAL, incnn_codec_check_param(inc, 31));
+	EXPECT_EQ(-EINVAL, incnn_codec_check_param(&incnn_codec_trunc, 12));
+	EXPECT_EQ(-EINVAL, incnn_codec_check_param(&incnn_codec_lz4, 1));
+}
+
+/* Each codec's self-description: exactly the parameters it accepts. */
+TEST(codec_param_desc)
+{
+	static const struct {
+		const struct incnn_codec *c;
+		u8 kind, min, max, def;
+		const char *valid;	/* the valid values, 1 per char */
+	} want[] = {
+		{ &incnn_codec_inceptionn, INCNN_PARAM_BOUND, 1, 30, 10, NULL },
+		{ &incnn_codec_ebq, INCNN_PARAM_BOUND, 1, 30, 10, NULL },
+		{ &incnn_codec_trunc, INCNN_PARAM_BITS, 8, 24, 16, "\x08\x10\x18" },
+		{ &incnn_codec_lz4, INCNN_PARAM_NONE, 0, 0, 0, "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		const struct incnn_codec *c = want[i].c;
+
+		EXPECT_EQ(want[i].kind, c->param.kind);
+		EXPECT_EQ(want[i].min, c->param.min);
+		EXPECT_EQ(want[i].max, c->param.max);
+		EXPECT_EQ(want[i].def, c->param.def);
+		for (unsigned int p = 0; p < 256; p++) {
+			bool ok = want[i].valid ?
+				  (p && strchr(want[i].valid, (int)p)) ||
+				  (!p && !want[i].valid[0]) :
+				  p >= want[i].min && p <= want[i].max;
+
+			EXPECT_EQ(ok ? 0 : -EINVAL,
+				  incnn_codec_check_param(c, (u8)p))
+				TH_LOG("%s param %u", c->name, p);
+		}
+	}
+}
+
+/* The one spelling of a codec setting: parse, format, range text. */
+TEST(codec_param_text)
+{
+	const struct incnn_codec_param *b = &incnn_codec_ebq.param;
+	const struct incnn_codec_param *t = &incnn_codec_trunc.param;
+	const struct incnn_codec_param *n = &incnn_codec_lz4.param;
+	unsigned int v = 99;
+	char buf[48];
+
+	EXPECT_EQ(0, incnn_codec_param_parse(b, "2^-10", &v));
+	EXPECT_EQ(10, v);
+	EXPECT_EQ(0, incnn_codec_param_parse(b, "7", &v));
+	EXPECT_EQ(7, v);
+	EXPECT_EQ(0, incnn_codec_param_parse(b, "0.0009765625", &v));
+	EXPECT_EQ(10, v);
+	EXPECT_EQ(0, incnn_codec_param_parse(b, "9.765625e-4", &v));
+	EXPECT_EQ(10, v);
+	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(b, "2^-31", &v));
+	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(b, "2^-0", &v));
+	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(b, "0", &v));
+	EXPECT_EQ(-EINVAL, incnn_codec_param_parse(b, "2^10", &v));
+	EXPECT_EQ(-EINVAL, incnn_codec_param_parse(b, "0.001", &v));
+	EXPECT_EQ(-EINVAL, incnn_codec_param_parse(b, "2^-", &v));
+	EXPECT_EQ(-EINVAL, incnn_codec_param_parse(b, "-3", &v));
+	EXPECT_EQ(-EINVAL, incnn_codec_param_parse(b, "", &v));
+	EXPECT_EQ(0, incnn_codec_param_parse(t, "16", &v));
+	EXPECT_EQ(16, v);
+	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(t, "12", &v));
+	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(t, "32", &v));
+	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(t, "0", &v));
+	EXPECT_EQ(-EINVAL, incnn_codec_param_parse(t, "8x", &v));
+	EXPECT_EQ(-EINVAL, incnn_codec_param_parse(t, "2^-3", &v));
+	EXPECT_EQ(0, incnn_codec_param_parse(n, "0", &v));
+	EXPECT_EQ(0, v);
+	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(n, "1", &v));
+	EXPECT_EQ(0, v);
+
+	EXPECT_STREQ("bound 2^-10", incnn_codec_param_format(b, 10, buf, sizeof(buf)));
+	EXPECT_STREQ("param 31", incnn_codec_param_format(b, 31, buf, sizeof(buf)));
+	EXPECT_STREQ("bits 24", incnn_codec_param_format(t, 24, buf, sizeof(buf)));
+	EXPECT_STREQ("param 12", incnn_codec_param_format(t, 12, buf, sizeof(buf)));
+	EXPECT_STREQ("", incnn_codec_param_format(n, 0, buf, sizeof(buf)));
+	EXPECT_STREQ("param 3", incnn_codec_param_format(n, 3, buf, sizeof(buf)));
+	EXPECT_STREQ("2^-1..2^-30", incnn_codec_param_range(b, buf, sizeof(buf)));
+	EXPECT_STREQ("8, 16 or 24", incnn_codec_param_range(t, buf, sizeof(buf)));
+	EXPECT_STREQ("0..0", incnn_codec_param_range(n, buf, sizeof(buf)));
+	EXPECT_STREQ("bound", incnn_codec_param_key(INCNN_PARAM_BOUND));
+	EXPECT_STREQ("bits", incnn_codec_param_key(INCNN_PARAM_BITS));
+	EXPECT_NULL(incnn_codec_param_key(INCNN_PARAM_NONE));
 }
 
 /* --- reference models, written from the paper's pseudo-code ------------ */

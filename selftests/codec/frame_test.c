@@ -11,11 +11,11 @@
 FIXTURE(rnd) {
 };
 
-FIXTURE_SETUP(rnd)
+static FIXTURE_SETUP(rnd)
 {
 }
 
-FIXTURE_TEARDOWN(rnd)
+static FIXTURE_TEARDOWN(rnd)
 {
 }
 
@@ -111,7 +111,7 @@ TEST_F_TIMEOUT(rnd, roundtrip_every_head_and_tail, 60)
 				static uint8_t expect[PAY_MAX];
 				size_t tail;
 				ssize_t n;
-				uint8_t p = cs[c]->default_param;
+				uint8_t p = cs[c]->param.def;
 
 				/* floats start after the head */
 				memset(b.payload, 0xee, head);
@@ -201,7 +201,7 @@ FIXTURE(reject) {
 	struct incnn_frame_info fi;
 };
 
-FIXTURE_SETUP(reject)
+static FIXTURE_SETUP(reject)
 {
 	fill_laplace(self->b.payload, 1002, 6);
 	self->n = frame_enc(&self->b, &incnn_codec_ebq, 8, 0x28, 1002, 3);
@@ -210,7 +210,7 @@ FIXTURE_SETUP(reject)
 					    self->b.out, PAY_MAX, &self->fi));
 }
 
-FIXTURE_TEARDOWN(reject)
+static FIXTURE_TEARDOWN(reject)
 {
 }
 

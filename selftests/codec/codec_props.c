@@ -13,11 +13,11 @@
 FIXTURE(rnd) {
 };
 
-FIXTURE_SETUP(rnd)
+static FIXTURE_SETUP(rnd)
 {
 }
 
-FIXTURE_TEARDOWN(rnd)
+static FIXTURE_TEARDOWN(rnd)
 {
 }
 
@@ -227,7 +227,7 @@ TEST(encode_respects_cap)
 	incnn_rng_seed(&r, 15);
 	gen_bits(&r, INCNN_DIST_LAPLACE, 0.01, in, 1000);
 	for (size_t c = 0; c < 4; c++) {
-		uint8_t p = cs[c]->default_param;
+		uint8_t p = cs[c]->param.def;
 		uint8_t *full;
 		ssize_t need = enc_floats(cs[c], p, in, 1000, &full, NULL);
 
@@ -298,7 +298,7 @@ TEST_F_TIMEOUT(rnd, decoders_reject_truncation_and_survive_corruption, 120)
 	incnn_rng_seed(&g.rng, 16);
 	for (int round = 0; round < 240; round++) {
 		const struct incnn_codec *c = cs[round % 4];
-		uint8_t p = c->default_param;
+		uint8_t p = c->param.def;
 		size_t n = next_case(&g, in) % 700 + 1;
 		uint8_t *body;
 		ssize_t len = enc_floats(c, p, in, n, &body, NULL);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../json.h"
+#include "json.h"
 
 static int n, fails;
 

@@ -160,11 +160,11 @@ static void dec_both(struct __test_metadata *_metadata, struct bufs *b,
 FIXTURE(simd) {
 };
 
-FIXTURE_SETUP(simd)
+static FIXTURE_SETUP(simd)
 {
 }
 
-FIXTURE_TEARDOWN(simd)
+static FIXTURE_TEARDOWN(simd)
 {
 }
 

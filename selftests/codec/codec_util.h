@@ -14,6 +14,7 @@
 #include "frame.h"
 #include "fp32.h"
 #include <incnn/gen.h>
+#include <incnn/codec_param.h>
 
 static inline uint32_t f2u(float f)
 {

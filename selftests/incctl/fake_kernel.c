@@ -21,6 +21,8 @@
  *                    dumperr   the flow dump ends with an error + extack
  *                    intr      the flow dump is flagged NLM_F_DUMP_INTR
  *                    nocodecs  GET_CODECS is not supported (EOPNOTSUPP)
+ *                    oldcodecs GET_CODECS without INCNN_CODEC_A_PARAM_KIND
+ *                    newcodec  codec 9 "zfuture" takes a bound 2^-1..2^-9
  *                    empty     no rules, no flows, no codec stats
  *   INCCTL_FAKE_LOG  file the decoded requests are appended to
  *
@@ -247,13 +249,14 @@ static const struct { uint8_t dscp, codec, param; } rules[] = {
 static const struct {
 	uint8_t id;
 	const char *name;
-	uint8_t lossy, min, max, def;
+	uint8_t lossy, min, max, def, kind;
 } codecs[] = {
-	{ INCNN_CODEC_INCEPTIONN, "inceptionn", 1, 1, 30, 10 },
-	{ INCNN_CODEC_EBQ, "ebq", 1, 1, 30, 10 },
-	{ INCNN_CODEC_TRUNC, "trunc", 1, 8, 24, 16 },
-	{ INCNN_CODEC_LZ4, "lz4", 0, 0, 0, 0 },
-	{ 9, "zfuture", 0, 1, 9, 3 },
+	{ INCNN_CODEC_INCEPTIONN, "inceptionn", 1, 1, 30, 10, INCNN_PARAM_BOUND },
+	{ INCNN_CODEC_EBQ, "ebq", 1, 1, 30, 10, INCNN_PARAM_BOUND },
+	{ INCNN_CODEC_TRUNC, "trunc", 1, 8, 24, 16, INCNN_PARAM_BITS },
+	{ INCNN_CODEC_LZ4, "lz4", 0, 0, 0, 0, INCNN_PARAM_NONE },
+	/* a parameter kind incctl does not know (newcodec: a bound) */
+	{ 9, "zfuture", 0, 1, 9, 3, 7 },
 };
 
 static void reply_family(const struct nlmsghdr *req)
@@ -316,6 +319,11 @@ static void reply_codecs(const struct nlmsghdr *req)
 		mnl_attr_put_u8(nlh, INCNN_CODEC_A_PARAM_MIN, codecs[i].min);
 		mnl_attr_put_u8(nlh, INCNN_CODEC_A_PARAM_MAX, codecs[i].max);
 		mnl_attr_put_u8(nlh, INCNN_CODEC_A_PARAM_DEFAULT, codecs[i].def);
+		/* oldcodecs: a kernel from before INCNN_CODEC_A_PARAM_KIND */
+		if (!sc("oldcodecs"))
+			mnl_attr_put_u8(nlh, INCNN_CODEC_A_PARAM_KIND,
+					sc("newcodec") && codecs[i].id == 9 ?
+					INCNN_PARAM_BOUND : codecs[i].kind);
 		mnl_attr_nest_end(nlh, c);
 	}
 	mnl_attr_nest_end(nlh, cs);

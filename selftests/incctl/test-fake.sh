@@ -6,7 +6,7 @@
 # multi-part dumps, extended ACKs, errors): output formats, JSON validity,
 # the requests incctl sends, and how kernel errors are reported.
 #
-# Usage: test-fake.sh PATH/TO/incctl-fake   (make fake builds it)
+# Usage: test-fake.sh PATH/TO/incctl-fake   (make incctl-asan: build/asan/test/incctl-fake)
 # Output as test-cli.sh: "ok N - ..." lines and a "# Totals: ..." line.
 set -u
 
@@ -174,7 +174,7 @@ run ok -j show
 [ "$(grep -c '' "$tmp/out")" -eq 1 ]
 result $? "-j without -p is one line"
 json "-j rule list" ok 'len(d) == 4 and d[2] == {"dscp": 14, "tos": 56, "codec": "trunc", "codec_id": 3, "param": 16}' -j rule list
-json "-j codecs" ok 'd[0] == {"id": 1, "name": "inceptionn", "lossy": True, "param_min": 1, "param_max": 30, "param_default": 10} and len(d) == 5' -j codecs
+json "-j codecs" ok 'd[0] == {"id": 1, "name": "inceptionn", "lossy": True, "param_min": 1, "param_max": 30, "param_default": 10, "param_kind": "bound"} and len(d) == 5 and [c["param_kind"] for c in d[1:]] == ["bound", "bits", "none", "unknown"]' -j codecs
 json "-j stats" ok 'd["stats"]["tx_segs"] == 1000 and d["stats"]["stat_32"] == 77 and len(d["stats"]) == 33 and d["rx_dropped"] == 9185 and d["tx_bytes_saved"] == -1 and d["codec_stats"][1]["codec"] == "ebq" and d["codec_stats"][1]["hist_0_pct"] == 60 and d["codec_stats"][3]["ratio"] is None' -j stats
 json "-j flows" ok 'len(d) == 3 and d[2]["bytes_orig"] == 12000000000 and d[2]["flags"] == ["peer_rx", "anchored", "toggled", "closing", "0x40"] and d[0]["saddr"] == "10.0.0.1" and d[0]["dport"] == 40000 and d[1]["flags"] == [] and d[1]["ratio"] is None' -j flows
 json "-j flows with no flows is []" empty 'd == []' -j flows
@@ -240,6 +240,43 @@ dscp 14 (tos 0x38) codec trunc bits 16
 dscp 20 (tos 0x50) codec 9 param 3" "" rule list
 expect "no GET_CODECS: codecs fails" nocodecs 1 "" \
 	"incctl: Operation not supported" codecs
+
+# --- codec names, kinds and ranges come from the kernel ---------------------
+sent "rule add: a codec only the kernel knows" "ADD_RULE ack v1 10{ 1=20 2=9 }" \
+	rule add dscp 20 codec zfuture
+expect "rule add: unknown to the kernel, its names listed" ok 2 "" \
+	'incctl: unknown codec "foo" (inceptionn, ebq, trunc, lz4, zfuture)' \
+	rule add dscp 10 codec foo
+expect "rule add: a kind incctl does not know takes no bound" ok 2 "" \
+	"incctl: rule add: codec zfuture takes no bound (only inceptionn and ebq do)" \
+	rule add dscp 20 codec zfuture bound 3
+run newcodec rule add dscp 20 codec zfuture bound 2^-5
+[ "$rc" -eq 0 ] && grep -qxF "ADD_RULE ack v1 10{ 1=20 2=9 3=5 }" "$INCCTL_FAKE_LOG"
+result $? "rule add: the kernel's bound codec and its range"
+expect "rule add: outside the kernel's range" newcodec 2 "" \
+	"incctl: bound 2^-10 out of range (2^-1..2^-9)" \
+	rule add dscp 20 codec zfuture bound 2^-10
+expect "rule add: bound codecs listed from the kernel" newcodec 2 "" \
+	"incctl: rule add: codec trunc takes no bound (only inceptionn, ebq and zfuture do)" \
+	rule add dscp 20 codec trunc bound 3
+expect "rule list: the kernel's kind spells the setting" newcodec 0 "\
+dscp 10 (tos 0x28) codec ebq bound 2^-10
+dscp 12 (tos 0x30) codec lz4
+dscp 14 (tos 0x38) codec trunc bits 16
+dscp 20 (tos 0x50) codec zfuture bound 2^-3" "" rule list
+expect "codecs: kinds of an older kernel from the built-in codecs" oldcodecs 0 "\
+id  name         lossy  param                default
+1   inceptionn   yes    bound 2^-1..2^-30    2^-10
+2   ebq          yes    bound 2^-1..2^-30    2^-10
+3   trunc        yes    bits 8,16,24         16
+4   lz4          no     -                    -
+9   zfuture      no     param 1..9           3" "" codecs
+run oldcodecs rule add dscp 14 codec trunc bits 24
+[ "$rc" -eq 0 ] && grep -qxF "ADD_RULE ack v1 10{ 1=14 2=3 3=24 }" "$INCCTL_FAKE_LOG"
+result $? "rule add with an older kernel: built-in kinds"
+expect "no GET_CODECS: built-in names for rule add" nocodecs 2 "" \
+	'incctl: unknown codec "zfuture" (inceptionn, ebq, trunc, lz4)' \
+	rule add dscp 20 codec zfuture
 
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"

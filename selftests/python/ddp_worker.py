@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""One rank of the incnn.torch selftests (run by test_incnn_torch.py).
+
+    ddp_worker.py train OUTDIR     DDP runs: default hook, incnn none,
+                                   incnn ebq:2^-10, fp64 fallback,
+                                   non-contiguous and fp16 allreduce
+    ddp_worker.py kill OUTDIR      the last rank SIGKILLs itself at step 2
+    ddp_worker.py stall OUTDIR     the last rank sleeps 30 s at step 2
+    ddp_worker.py vm OUTDIR CODEC  (selftests/net/torch.sh) the same DDP
+                                   steps and a plain allreduce through
+                                   codec "auto" (the module's rule,
+                                   marked sockets) and through the
+                                   userspace emulation of CODEC
+                                   (unmarked sockets): equal bit for bit?
+
+Rank r writes OUTDIR/rank<r>.pt (tensors) and OUTDIR/rank<r>.json
+(checks done locally: {"name": [ok, message]}); the driver compares the
+ranks. Environment: the torchrun variables (MASTER_ADDR, MASTER_PORT,
+RANK, WORLD_SIZE). incnn uses MASTER_PORT + 1 and + 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sys
+import time
+import warnings
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import incnn.torch as it
+
+STEPS = 40          # the training run (test 3)
+SNAP = 5            # parameters compared after this many steps (test 1)
+BATCH = 32
+
+
+def make_data(rank: int, world: int) -> List[Any]:
+    g = torch.Generator().manual_seed(1234)
+    teacher = torch.randn(16, 4, generator=g)
+    x = torch.randn(world * BATCH * 8, 16, generator=g)
+    y = (x @ teacher + 0.5 * torch.randn(x.shape[0], 4, generator=g)) \
+        .argmax(1)
+    xs, ys = x[rank::world], y[rank::world]
+    return [(xs[i:i + BATCH], ys[i:i + BATCH])
+            for i in range(0, xs.shape[0], BATCH)]
+
+
+def make_model(dtype: torch.dtype = torch.float32) -> nn.Module:
+    torch.manual_seed(1)
+    return nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 64),
+                         nn.ReLU(), nn.Linear(64, 4)).to(dtype)
+
+
+def flat(ts: Any) -> torch.Tensor:
+    return torch.cat([t.detach().reshape(-1).clone() for t in ts])
+
+
+def train(data: List[Any], state: Optional[it.State], steps: int,
+          dtype: torch.dtype = torch.float32,
+          on_step: Any = None) -> Dict[str, Any]:
+    """DDP with small buckets (several per step; rebuilt after step 1)."""
+    ddp = DDP(make_model(dtype), bucket_cap_mb=0.01)
+    if state is not None:
+        ddp.register_comm_hook(state, it.allreduce_hook)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+    out: Dict[str, Any] = {"loss": []}
+    for step in range(steps):
+        if on_step:
+            on_step(step)
+        x, y = data[step % len(data)]
+        loss = nn.functional.cross_entropy(ddp(x.to(dtype)), y)
+        opt.zero_grad()
+        loss.backward()
+        if step == 0:
+            out["grad0"] = flat(p.grad for p in ddp.parameters())
+        opt.step()
+        out["loss"].append(loss.item())
+        if step + 1 == SNAP:
+            out["snap"] = flat(ddp.parameters())
+    out["params"] = flat(ddp.parameters())
+    return out
+
+
+def check(checks: Dict[str, Any], name: str, ok: bool, msg: str = "") -> None:
+    checks[name] = [bool(ok), msg]
+
+
+def scenario_train(outdir: str, rank: int, world: int) -> None:
+    checks: Dict[str, Any] = {}
+    data = make_data(rank, world)
+    port = int(os.environ["MASTER_PORT"])
+    s_none = it.State(codec="none", timeout=20)
+    s_ebq = it.State(codec="ebq:2^-10", port=port + 2, timeout=20)
+    check(checks, "wire codec reported", s_none.wire_codec == "none" and
+          s_ebq.wire_codec == "ebq:2^-10",
+          f"{s_none.wire_codec} {s_ebq.wire_codec}")
+    res = {"default": train(data, None, STEPS),
+           "none": train(data, s_none, STEPS),
+           "ebq": train(data, s_ebq, STEPS)}
+
+    # fp64 buckets: process group fallback, one warning, same as default
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f64 = train(data, s_none, 3, torch.float64)
+    ref64 = train(data, None, 3, torch.float64)
+    nwarn = sum("not sent through incnn" in str(x.message) for x in w)
+    check(checks, "fp64 bucket falls back, warns once",
+          nwarn == 1 and torch.equal(f64["params"], ref64["params"]),
+          f"{nwarn} warnings, equal {torch.equal(f64['params'], ref64['params'])}")
+
+    # non-contiguous fp32 and an fp16 tensor through it.allreduce
+    base = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    t = base * (rank + 1)
+    view = t.t()
+    r = it.allreduce(view, s_none)
+    want = base * (world * (world + 1) // 2)
+    check(checks, "non-contiguous allreduce in place",
+          r is view and not view.is_contiguous() and torch.equal(t, want),
+          f"{t.tolist()}")
+    h = (base * (rank + 1)).half()
+    it.allreduce(h, s_none)
+    check(checks, "fp16 allreduce falls back", torch.equal(h, want.half()))
+
+    s_none.close()
+    try:
+        it.allreduce(torch.ones(4), s_none)
+        check(checks, "use after close raises", False, "no error")
+    except RuntimeError as e:
+        check(checks, "use after close raises", "closed" in str(e), str(e))
+    dist.destroy_process_group()
+    check(checks, "destroy_process_group closes states", s_ebq._closed)
+    torch.save(res, os.path.join(outdir, f"rank{rank}.pt"))
+    with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+        json.dump(checks, f)
+
+
+def scenario_fail(outdir: str, rank: int, world: int, how: str) -> None:
+    state = it.State(codec="none", timeout=3)
+    data = make_data(rank, world)
+    t0 = [0.0]
+
+    def on_step(step: int) -> None:
+        if step == 2:
+            t0[0] = time.monotonic()
+            if rank == world - 1:
+                if how == "kill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                time.sleep(30)
+
+    result: Dict[str, Any] = {}
+    try:
+        train(data, state, 5, on_step=on_step)
+        result = {"raised": False}
+    except Exception as e:      # noqa: BLE001 - reported to the driver
+        result = {"raised": True, "type": type(e).__name__,
+                  "msg": str(e), "after": time.monotonic() - t0[0]}
+    with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+        json.dump(result, f)
+    os._exit(0)     # the process group has a dead peer: do not tear down
+
+
+def digest(t: torch.Tensor) -> str:
+    return hashlib.sha256(t.numpy().tobytes()).hexdigest()[:16]
+
+
+def scenario_vm(outdir: str, rank: int, world: int, codec: str) -> None:
+    port = int(os.environ["MASTER_PORT"])
+    s_mod = it.State(codec="auto", timeout=120)
+    s_emu = it.State(codec=codec, port=port + 2, timeout=120, tos=0)
+    data = make_data(rank, world)
+    mod, emu = train(data, s_mod, 3), train(data, s_emu, 3)
+    g = torch.Generator().manual_seed(rank + 7)
+    x = torch.randn(1 << 18, generator=g) * 1e-2
+    xm, xe = it.allreduce(x.clone(), s_mod), it.allreduce(x.clone(), s_emu)
+    ref = x.clone()
+    dist.all_reduce(ref)            # gloo, exact up to rounding
+    res = {"mod_codec": s_mod.wire_codec, "emu_codec": s_emu.wire_codec,
+           "grad0": [digest(mod["grad0"]), digest(emu["grad0"])],
+           "params": [digest(mod["params"]), digest(emu["params"])],
+           "allreduce": [digest(xm), digest(xe)],
+           "max_err": float((xe - ref).abs().max())}
+    s_mod.close()
+    s_emu.close()
+    with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+        json.dump(res, f)
+
+
+def main() -> None:
+    what, outdir = sys.argv[1], sys.argv[2]
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    if what == "train":
+        scenario_train(outdir, rank, world)
+    elif what == "vm":
+        scenario_vm(outdir, rank, world, sys.argv[3])
+    else:
+        scenario_fail(outdir, rank, world, what)
+
+
+if __name__ == "__main__":
+    main()

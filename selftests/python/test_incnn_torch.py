@@ -1,0 +1,472 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""Selftests of the incnn Python package (incnn._lib, incnn.torch,
+incnn.launch), KTAP output with a "# Totals:" line.
+
+    PYTHONPATH=build/python /usr/bin/python3 selftests/python/test_incnn_torch.py
+
+Needs the built package and library (make), Debian's python3-torch and a
+C compiler (the structure layout check). Ranks are local processes on
+127.0.0.1 with a gloo process group; ddp_worker.py is one rank.
+"""
+
+import ctypes.util
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import traceback
+from typing import Callable, Dict, List, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+WORKER = os.path.join(HERE, "ddp_worker.py")
+PY = sys.executable
+EPS32 = 2.0 ** -23
+
+TESTS: List[Tuple[str, Callable[[], None]]] = []
+
+
+class Skip(Exception):
+    pass
+
+
+def test(name: str) -> Callable:
+    def add(fn: Callable[[], None]) -> Callable[[], None]:
+        TESTS.append((name, fn))
+        return fn
+    return add
+
+
+def free_ports(k: int) -> int:
+    """A base port P with P..P+k-1 free on 127.0.0.1."""
+    for _ in range(200):
+        base = random.randrange(20000, 60000 - k)
+        socks = []
+        try:
+            for p in range(base, base + k):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free ports")
+
+
+def run(cmd: List[str], timeout: float, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def rank_env(rank: int, world: int, port: int) -> Dict[str, str]:
+    env = dict(os.environ)
+    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    return env
+
+
+# --- no ranks ----------------------------------------------------------
+
+@test("config structure matches struct incnn_comm_config (C compiler)")
+def t_layout() -> None:
+    from incnn._lib import Config
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise Skip("no C compiler")
+    names = [f[0] for f in Config._fields_]
+    prog = "#include <stdio.h>\n#include <stddef.h>\n" \
+        "#include <incnn/collective.h>\nint main(void){\n" \
+        'printf("sizeof %zu\\n", sizeof(struct incnn_comm_config));\n' + \
+        "".join(f'printf("{n} %zu %zu\\n", offsetof(struct incnn_comm_config, {n}),'
+                f' sizeof(((struct incnn_comm_config *)0)->{n}));\n'
+                for n in names) + "return 0;}\n"
+    with tempfile.TemporaryDirectory() as d:
+        c, exe = os.path.join(d, "l.c"), os.path.join(d, "l")
+        with open(c, "w") as f:
+            f.write(prog)
+        r = run([cc, "-std=c11", "-I", os.path.join(
+            SRC, "userspace/collective/include"), c, "-o", exe], 60)
+        assert r.returncode == 0, r.stderr
+        out = run([exe], 10).stdout.split("\n")
+    want = {ln.split()[0]: ln.split()[1:] for ln in out if ln}
+    assert int(want["sizeof"][0]) == ctypes.sizeof(Config), \
+        f"sizeof: C {want['sizeof'][0]}, ctypes {ctypes.sizeof(Config)}"
+    for n in names:
+        field = getattr(Config, n)
+        got = [str(field.offset), str(field.size)]
+        assert want[n] == got, f"{n}: C offset/size {want[n]}, ctypes {got}"
+    # and every field of the C structure is mirrored
+    hdr = open(os.path.join(SRC, "userspace/collective/include/incnn/"
+                            "collective.h")).read()
+    body = hdr.split("struct incnn_comm_config {")[1].split("};")[0]
+    cfields = [ln.split(";")[0].split()[-1].lstrip("*")
+               for ln in body.split("\n") if ";" in ln]
+    assert cfields == names, f"C fields {cfields}, ctypes {names}"
+
+
+@test("codec structures match struct incnn_codec's head (C compiler)")
+def t_codec_layout() -> None:
+    from incnn._lib import CodecHead, CodecParam
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise Skip("no C compiler")
+    heads = [f[0] for f in CodecHead._fields_]
+    params = [f[0] for f in CodecParam._fields_]
+    prog = "#include <stdio.h>\n#include <stddef.h>\n#include \"codec.h\"\n" \
+        "int main(void){\n" + \
+        "".join(f'printf("{n} %zu\\n", offsetof(struct incnn_codec, {n}));\n'
+                for n in heads) + \
+        "".join(f'printf("param.{n} %zu\\n", offsetof(struct '
+                f'incnn_codec_param, {n.rstrip("_")}));\n' for n in params) + \
+        'printf("sizeof_param %zu\\n", sizeof(struct incnn_codec_param));' \
+        "return 0;}\n"
+    with tempfile.TemporaryDirectory() as d:
+        c, exe = os.path.join(d, "l.c"), os.path.join(d, "l")
+        with open(c, "w") as f:
+            f.write(prog)
+        r = run([cc, "-std=c11", "-D_GNU_SOURCE"] +
+                [f"-I{os.path.join(SRC, x)}" for x in
+                 ("uapi", "kmod/codec", "userspace/include")] +
+                [c, "-o", exe], 60)
+        assert r.returncode == 0, r.stderr
+        out = run([exe], 10).stdout.split("\n")
+    want = {ln.split()[0]: int(ln.split()[1]) for ln in out if ln}
+    got = {n: getattr(CodecHead, n).offset for n in heads}
+    got.update({f"param.{n}": getattr(CodecParam, n).offset for n in params})
+    got["sizeof_param"] = ctypes.sizeof(CodecParam)
+    assert want == got, f"C {want}, ctypes {got}"
+
+
+@test("codec strings: accepted forms map to codec ids, others ValueError")
+def t_codecs() -> None:
+    from incnn._lib import parse_codec
+    good = {"auto": (0, 0, 0), "none": (1, 0, 0), "ebq:2^-10": (2, 2, 10),
+            "inceptionn:2^-10": (2, 1, 10), "trunc:16": (2, 3, 16),
+            "lz4": (2, 4, 0), "ebq:2^-30": (2, 2, 30), "ebq:7": (2, 2, 7),
+            "trunc:8": (2, 3, 8)}
+    for s, want in good.items():
+        assert parse_codec(s) == want, f"{s}: {parse_codec(s)} != {want}"
+    for bad in ("", "zstd", "ebq:2^-0", "ebq:2^-31", "ebq:2^10", "trunc:12",
+                "lz4:3", "inceptionn:x", "none:1", "auto:"):
+        try:
+            parse_codec(bad)
+        except ValueError as e:
+            assert '"ebq:2^-K"' in str(e) and '"auto"' in str(e) and \
+                '"trunc:B"' in str(e) and '"lz4"' in str(e), str(e)
+        else:
+            raise AssertionError(f"{bad!r} accepted")
+
+
+@test("State: bad codec -> ValueError; before the process group -> RuntimeError")
+def t_no_group() -> None:
+    import incnn.torch as it
+    try:
+        it.State(codec="ebq:2^-99")
+        raise AssertionError("bad codec accepted")
+    except ValueError as e:
+        assert "inceptionn:2^-K" in str(e), str(e)
+    try:
+        it.State(codec="none")
+        raise AssertionError("State() without a process group")
+    except RuntimeError as e:
+        assert "init_process_group" in str(e), str(e)
+
+
+@test("import without the library: ImportError saying what is missing")
+def t_import_error() -> None:
+    import incnn
+    if ctypes.util.find_library("incnn"):
+        raise Skip("libincnn is installed system-wide")
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copytree(os.path.dirname(incnn.__file__),
+                        os.path.join(d, "python", "incnn"))
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("INCNN_LIBRARY", "LD_LIBRARY_PATH")}
+        env["PYTHONPATH"] = os.path.join(d, "python")
+        r = run([PY, "-c", "import incnn.torch"], 60, env=env)
+        assert r.returncode != 0 and "ImportError" in r.stderr, r.stderr
+        msg = r.stderr.strip().split("\n")[-1]
+        assert "libincnn.so.0 is missing" in msg and "make" in msg, msg
+        env["INCNN_LIBRARY"] = os.path.join(d, "nonexistent.so")
+        r = run([PY, "-c", "import incnn.torch"], 60, env=env)
+        msg = r.stderr.strip().split("\n")[-1]
+        assert "ImportError" in msg and "nonexistent.so" in msg, msg
+
+
+# --- the launcher (plain Python ranks: fast) ---------------------------
+
+ENV_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    keys = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
+            "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+    with open(os.path.join(sys.argv[1], os.environ["RANK"]), "w") as f:
+        json.dump({k: os.environ.get(k) for k in keys} | {"argv": sys.argv[2:]}, f)
+    if os.environ["RANK"] == sys.argv[2]:
+        sys.exit(int(sys.argv[3]))
+    if sys.argv[2] != "-1":
+        import time; time.sleep(60)
+""")
+
+
+def launch(args: List[str], timeout: float) -> subprocess.CompletedProcess:
+    return run([PY, "-m", "incnn.launch"] + args, timeout)
+
+
+@test("launch: 2 ranks get the torchrun environment, exit 0")
+def t_launch_env() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(ENV_SCRIPT)
+        r = launch(["--nproc-per-node", "2", "--nnodes", "2", "--node-rank",
+                    "1", "--master-addr", "10.0.0.1", "--master-port",
+                    "1234", s, d, "-1", "0"], 60)
+        assert r.returncode == 0, r.stderr
+        for rank, lr in ((2, 0), (3, 1)):
+            got = json.load(open(os.path.join(d, str(rank))))
+            want = {"MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "1234",
+                    "RANK": str(rank), "WORLD_SIZE": "4",
+                    "LOCAL_RANK": str(lr), "LOCAL_WORLD_SIZE": "2",
+                    "argv": ["-1", "0"]}
+            assert got == want, f"{got} != {want}"
+
+
+@test("launch: a failing rank's status propagates, the others are stopped")
+def t_launch_fail() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(ENV_SCRIPT)
+        t0 = time.monotonic()
+        r = launch(["--nproc-per-node", "2", s, d, "1", "3"], 60)
+        took = time.monotonic() - t0
+        assert r.returncode == 3, (r.returncode, r.stderr)
+        assert "local rank 1" in r.stderr and "status 3" in r.stderr, r.stderr
+        assert took < 20, f"took {took:.1f} s (rank 0 sleeps 60 s)"
+
+
+@test("launch: SIGTERM is forwarded to every rank")
+def t_launch_signal() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(ENV_SCRIPT)
+        p = subprocess.Popen([PY, "-m", "incnn.launch", "--nproc-per-node",
+                              "2", s, d, "9", "0"], stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while len(os.listdir(d)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=20)
+        assert rc == 128 + signal.SIGTERM, rc
+
+
+EXIT_SCRIPT = textwrap.dedent("""
+    import atexit, os, sys
+    states = []
+    def after():            # registered first: runs after incnn's handler
+        print("closed at exit:", all(s._closed for s in states), flush=True)
+    atexit.register(after)
+    import torch, torch.distributed as dist
+    import incnn.torch as it
+    dist.init_process_group("gloo")
+    states.append(it.State(codec="none", timeout=10))
+    t = torch.ones(1000)
+    it.allreduce(t, states[0])
+    assert t[0].item() == dist.get_world_size()
+    # no close(), no destroy_process_group(): interpreter exit does it
+""")
+
+
+@test("interpreter exit closes the State (atexit), the job ends")
+def t_atexit() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(EXIT_SCRIPT)
+        r = launch(["--nproc-per-node", "2", "--master-port",
+                    str(free_ports(2)), s], 120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.count("closed at exit: True") == 2, r.stdout
+
+
+# --- DDP with 4 ranks ---------------------------------------------------
+
+WORLD = 4
+RES: Dict[str, object] = {}
+
+
+def load_train() -> List[dict]:
+    if "train" not in RES:
+        raise AssertionError("the 4-rank job did not produce results")
+    return RES["train"]  # type: ignore[return-value]
+
+
+@test(f"DDP job, {WORLD} ranks via incnn.launch (gloo, codecs none and ebq)")
+def t_train_job() -> None:
+    import torch
+    d = tempfile.mkdtemp(prefix="incnn-ddp-")
+    try:
+        port = free_ports(3)
+        r = launch(["--nproc-per-node", str(WORLD), "--master-port",
+                    str(port), WORKER, "train", d], 240)
+        assert r.returncode == 0, r.stderr[-3000:]
+        RES["train"] = [torch.load(os.path.join(d, f"rank{i}.pt"))
+                        for i in range(WORLD)]
+        RES["checks"] = [json.load(open(os.path.join(d, f"rank{i}.json")))
+                         for i in range(WORLD)]
+    finally:
+        shutil.rmtree(d)
+
+
+def local_check(name: str) -> None:
+    def fn() -> None:
+        checks = RES.get("checks")
+        assert checks, "the 4-rank job did not produce results"
+        bad = [(i, c[name][1]) for i, c in enumerate(checks)
+               if not c[name][0]]
+        assert not bad, f"ranks failing: {bad}"
+    TESTS.append((f"every rank: {name}", fn))
+
+
+for _n in ("wire codec reported", "fp64 bucket falls back, warns once",
+           "non-contiguous allreduce in place", "fp16 allreduce falls back",
+           "use after close raises", "destroy_process_group closes states"):
+    local_check(_n)
+
+
+def replicas_equal(key: str) -> None:
+    import torch
+    res = load_train()
+    for i, r in enumerate(res[1:], 1):
+        for what in ("grad0", "snap", "params"):
+            assert torch.equal(res[0][key][what], r[key][what]), \
+                f"{key} {what}: rank {i} differs from rank 0"
+
+
+@test("codec none: every rank's parameters and gradients bit-identical")
+def t_none_replicas() -> None:
+    replicas_equal("none")
+
+
+@test("codec none: within fp32 rounding of the default hook (5 steps)")
+def t_none_vs_default() -> None:
+    res = load_train()[0]
+    d, n = res["default"], res["none"]
+    gmax = d["grad0"].abs().max().item()
+    gerr = (n["grad0"] - d["grad0"]).abs().max().item()
+    # two orders of summing 4 values: a few ulps of the largest
+    assert gerr <= 4 * WORLD * EPS32 * gmax, f"grad {gerr} (max {gmax})"
+    perr = (n["snap"] - d["snap"]).abs().max().item()
+    pmax = d["snap"].abs().max().item()
+    assert perr <= 64 * EPS32 * pmax, f"params after 5 steps: {perr} (max {pmax})"
+    assert not (n["snap"] == 0).all()
+
+
+@test("codec ebq:2^-10: replicas bit-identical")
+def t_ebq_replicas() -> None:
+    replicas_equal("ebq")
+
+
+@test("codec ebq:2^-10: each gradient within the ring's error budget")
+def t_ebq_budget() -> None:
+    res = load_train()[0]
+    d, e = res["default"]["grad0"], res["ebq"]["grad0"]
+    err = (e - d).abs()
+    # collective.h: N * 2^-k plus fp32 rounding of the additions (and the
+    # default hook's own rounding)
+    budget = WORLD * 2.0 ** -10 + 4 * WORLD * EPS32 * d.abs().max().item()
+    assert err.max().item() <= budget, f"max error {err.max().item()} > {budget}"
+    assert err.max().item() > 2.0 ** -12, \
+        f"max error {err.max().item()}: the codec was not applied"
+
+
+@test("training: none and ebq:2^-10 reach the default hook's loss")
+def t_loss() -> None:
+    res = load_train()
+
+    def final(key: str) -> float:
+        return sum(sum(r[key]["loss"][-5:]) for r in res) / (5 * len(res))
+    first = sum(r["default"]["loss"][0] for r in res) / len(res)
+    ld, ln, le = final("default"), final("none"), final("ebq")
+    assert ld < 0.7 * first, f"default hook did not learn: {first} -> {ld}"
+    assert abs(ln - ld) <= 1e-4 * ld, f"none {ln} vs default {ld}"
+    assert abs(le - ld) <= 0.05 * ld, f"ebq {le} vs default {ld}"
+
+
+def fail_job(how: str) -> None:
+    world, timeout = 3, 3.0
+    d = tempfile.mkdtemp(prefix="incnn-fail-")
+    port = free_ports(2)
+    procs = [subprocess.Popen([PY, WORKER, how, d],
+                              env=rank_env(r, world, port),
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+             for r in range(world)]
+    try:
+        deadline = time.monotonic() + 90
+        for p in procs[:-1]:
+            p.wait(timeout=max(1, deadline - time.monotonic()))
+        for r, p in enumerate(procs[:-1]):
+            assert p.returncode == 0, f"rank {r}: {p.stderr.read()[-2000:]}"
+            got = json.load(open(os.path.join(d, f"rank{r}.json")))
+            assert got["raised"], f"rank {r} did not raise"
+            assert "CommError: incnn_allreduce" in got["msg"], got["msg"]
+            assert got["after"] < timeout + 8, \
+                f"rank {r} raised after {got['after']:.1f} s"
+    except subprocess.TimeoutExpired:
+        raise AssertionError("a surviving rank hangs") from None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            p.stderr.close()
+        shutil.rmtree(d)
+
+
+@test("a killed rank: the others raise (incnn's message), no hang")
+def t_killed() -> None:
+    fail_job("kill")
+
+
+@test("a stalled rank: the others raise within the timeout")
+def t_stalled() -> None:
+    fail_job("stall")
+
+
+def main() -> int:
+    print("KTAP version 1")
+    print(f"1..{len(TESTS)}")
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    for i, (name, fn) in enumerate(TESTS, 1):
+        t0 = time.monotonic()
+        try:
+            fn()
+            counts["pass"] += 1
+            print(f"# {time.monotonic() - t0:.1f} s")
+            print(f"ok {i} {name}")
+        except Skip as e:
+            counts["skip"] += 1
+            print(f"ok {i} {name} # SKIP {e}")
+        except Exception as e:      # noqa: BLE001 - reported as not ok
+            counts["fail"] += 1
+            for ln in (traceback.format_exc() if not isinstance(
+                    e, AssertionError) else f"{e}\n").rstrip().split("\n"):
+                print(f"# {ln}")
+            print(f"not ok {i} {name}")
+        sys.stdout.flush()
+    print(f"# Totals: pass:{counts['pass']} fail:{counts['fail']} xfail:0 "
+          f"xpass:0 skip:{counts['skip']} error:0")
+    return 1 if counts["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

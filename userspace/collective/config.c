@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The communicator's configuration: each setting from struct
+ * incnn_comm_config when set there, else from the environment, else its
+ * default, then range-checked (one table for the plain numbers).
+ */
+#include <arpa/inet.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include "coll.h"
+
+#define cm_msg incnn_coll_msg
+
+static const char *cm_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* A whole-string integer in [min, max] (decimal, or 0x hex). */
+static int cm_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || end == s || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * The optional numeric settings: struct incnn_comm_config field (set when
+ * >= @set_min), environment variable, valid range (for both), default.
+ */
+struct cm_num {
+	const char *env;
+	const char *what;	/* in messages */
+	const char *range;	/* "0..255" */
+	size_t cfg_off;		/* in struct incnn_comm_config */
+	bool cfg_size_t;	/* that field is a size_t, else an int */
+	size_t k_off;		/* in struct coll_cfg (same type) */
+	long set_min, min, max, def;
+};
+
+#define CM_NUM(e, w, r, field, sz, lo_set, lo, hi, d)			\
+	{ .env = e, .what = w, .range = r,				\
+	  .cfg_off = offsetof(struct incnn_comm_config, field),		\
+	  .cfg_size_t = sz, .k_off = offsetof(struct coll_cfg, field),	\
+	  .set_min = lo_set, .min = lo, .max = hi, .def = d }
+
+static const struct cm_num cm_nums[] = {
+	CM_NUM("INCNN_TOS", "tos", "0..255", tos, false, 0, 0, 255,
+	       INCNN_COLL_DEFAULT_TOS),
+	CM_NUM("INCNN_CHUNK", "chunk size", "4..2^30 bytes", chunk_bytes,
+	       true, 1, 4, 1L << 30, INCNN_COLL_DEFAULT_CHUNK),
+	CM_NUM("INCNN_TIMEOUT_MS", "timeout", "1..86400000 ms", timeout_ms,
+	       false, 1, 1, 86400000, INCNN_COLL_DEFAULT_TIMEOUT_MS),
+	CM_NUM("INCNN_INIT_TIMEOUT_MS", "init timeout", "1..86400000 ms",
+	       init_timeout_ms, false, 1, 1, 86400000,
+	       INCNN_COLL_DEFAULT_INIT_TIMEOUT_MS),
+	CM_NUM("INCNN_SOCKBUF", "socket buffer", "0..2^30 bytes", sockbuf,
+	       false, 0, 0, 1L << 30, INCNN_COLL_DEFAULT_SOCKBUF),
+};
+
+static int cm_resolve_num(const struct cm_num *n,
+			  const struct incnn_comm_config *cfg,
+			  struct coll_cfg *k, char *err, size_t errlen)
+{
+	const char *c = (const char *)cfg + n->cfg_off;
+	char *out = (char *)k + n->k_off;
+	long v;
+
+	v = n->cfg_size_t ? (long)*(const size_t *)c : *(const int *)c;
+	if (v < n->set_min) {
+		if (!cm_env(n->env)) {
+			v = n->def;
+		} else if (cm_parse_long(cm_env(n->env), n->min, n->max,
+					 &v)) {
+			cm_msg(err, errlen, "%s=%s: want %s", n->env,
+			       cm_env(n->env), n->range);
+			return -EINVAL;
+		}
+	}
+	if (v < n->min || v > n->max) {
+		cm_msg(err, errlen, "%s %ld is out of range %s", n->what, v,
+		       n->range);
+		return -EINVAL;
+	}
+	if (n->cfg_size_t)
+		*(size_t *)out = (size_t)v;
+	else
+		*(int *)out = (int)v;
+	return 0;
+}
+
+static int cm_resolve_addr(const char *host, uint16_t port,
+			   struct sockaddr_in *out)
+{
+	struct addrinfo hints = { .ai_family = AF_INET,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->sin_family = AF_INET;
+	out->sin_port = htons(port);
+	if (inet_pton(AF_INET, host, &out->sin_addr) == 1)
+		return 0;
+	ret = getaddrinfo(host, NULL, &hints, &res);
+	if (ret)
+		return -EHOSTUNREACH;
+	out->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* A required count: from @set (>= 0) or @env; 0 or -EINVAL. */
+static int cm_required(int set, const char *env, long *v, char *err,
+		       size_t errlen)
+{
+	if (set >= 0) {
+		*v = set;
+		return 0;
+	}
+	if (!cm_parse_long(cm_env(env), 0, LONG_MAX, v))
+		return 0;
+	cm_msg(err, errlen, "%s is %s", env,
+	       cm_env(env) ? "not a number" : "not set");
+	return -EINVAL;
+}
+
+static int cm_resolve_ranks(const struct incnn_comm_config *cfg,
+			    struct coll_cfg *k, char *err, size_t errlen)
+{
+	long v;
+
+	if (cm_required(cfg->world_size, "WORLD_SIZE", &v, err, errlen))
+		return -EINVAL;
+	if (v < 1 || v > INCNN_COLL_MAX_WORLD) {
+		cm_msg(err, errlen, "world size %ld is out of range 1..%d", v,
+		       INCNN_COLL_MAX_WORLD);
+		return -EINVAL;
+	}
+	k->world = (int)v;
+	if (cm_required(cfg->rank, "RANK", &v, err, errlen))
+		return -EINVAL;
+	if (v >= k->world) {
+		cm_msg(err, errlen, "rank %ld is out of range for world size %d",
+		       v, k->world);
+		return -EINVAL;
+	}
+	k->rank = (int)v;
+	if (k->store_fd >= 0 && k->rank != 0) {
+		cm_msg(err, errlen, "store_fd is for rank 0 only");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The store's address from a launcher's listening socket. */
+static int cm_master_from_fd(struct coll_cfg *k, char *err, size_t errlen)
+{
+	socklen_t len = sizeof(k->master);
+
+	if (getsockname(k->store_fd, (struct sockaddr *)&k->master, &len) ||
+	    k->master.sin_family != AF_INET) {
+		cm_msg(err, errlen, "store_fd is not an IPv4 socket");
+		return -EINVAL;
+	}
+	if (k->master.sin_addr.s_addr == htonl(INADDR_ANY))
+		k->master.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return 0;
+}
+
+static int cm_resolve_master(const struct incnn_comm_config *cfg,
+			     struct coll_cfg *k, char *err, size_t errlen)
+{
+	const char *addr = cfg->master_addr ? cfg->master_addr :
+			   cm_env("MASTER_ADDR");
+	long v;
+	int ret;
+
+	if (k->store_fd >= 0 && !addr && cfg->master_port < 0)
+		return cm_master_from_fd(k, err, errlen);
+	if (cfg->master_port >= 0) {
+		v = cfg->master_port;
+	} else if (cm_parse_long(cm_env("MASTER_PORT"), 0, 65535, &v)) {
+		cm_msg(err, errlen, "MASTER_PORT is %s",
+		       cm_env("MASTER_PORT") ? "not a port number" : "not set");
+		return -EINVAL;
+	}
+	if (v < 1 || v > 65535) {
+		cm_msg(err, errlen, "master port %ld is out of range 1..65535", v);
+		return -EINVAL;
+	}
+	if (!addr) {
+		cm_msg(err, errlen, "MASTER_ADDR is not set");
+		return -EINVAL;
+	}
+	ret = cm_resolve_addr(addr, (uint16_t)v, &k->master);
+	if (ret)
+		cm_msg(err, errlen, "cannot resolve MASTER_ADDR %s to an IPv4 address",
+		       addr);
+	return ret;
+}
+
+/* "auto", "none", "NAME" or "NAME:SETTING" */
+static int cm_parse_codec(const char *s, struct coll_cfg *k, char *err,
+			  size_t errlen)
+{
+	char name[32];
+	const char *colon = strchr(s, ':');
+	const struct incnn_codec *codec;
+	size_t len = colon ? (size_t)(colon - s) : strlen(s);
+	unsigned int param;
+
+	if (!strcmp(s, "auto")) {
+		k->codec_mode = INCNN_COLL_CODEC_AUTO;
+		return 0;
+	}
+	if (!strcmp(s, "none")) {
+		k->codec_mode = INCNN_COLL_CODEC_NONE;
+		return 0;
+	}
+	if (len >= sizeof(name))
+		goto bad;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	codec = incnn_codec_find(name);
+	if (!codec)
+		goto bad;
+	param = codec->param.def;
+	if (colon && incnn_codec_param_parse(&codec->param, colon + 1, &param)) {
+		char range[32];
+
+		cm_msg(err, errlen, "INCNN_CODEC=%s: %s takes %s %s", s,
+		       codec->name,
+		       incnn_codec_param_key(codec->param.kind) ?: "parameter",
+		       incnn_codec_param_range(&codec->param, range,
+					       sizeof(range)));
+		return -EINVAL;
+	}
+	k->codec_mode = INCNN_COLL_CODEC_EMULATE;
+	k->codec_id = codec->id;
+	k->codec_param = param;
+	return 0;
+bad:
+	cm_msg(err, errlen,
+	       "INCNN_CODEC=%s: want auto, none or NAME[:SETTING] (e.g. ebq:2^-10, trunc:16)",
+	       s);
+	return -EINVAL;
+}
+
+static int cm_resolve_codec(const struct incnn_comm_config *cfg,
+			    struct coll_cfg *k, char *err, size_t errlen)
+{
+	const struct incnn_codec *c;
+	int ret;
+
+	k->codec_mode = cfg->codec_mode;
+	k->codec_id = cfg->codec_id;
+	k->codec_param = cfg->codec_param;
+	if (cfg->codec_mode == INCNN_COLL_CODEC_AUTO && cm_env("INCNN_CODEC")) {
+		ret = cm_parse_codec(cm_env("INCNN_CODEC"), k, err, errlen);
+		if (ret)
+			return ret;
+	}
+	c = incnn_codec_get(k->codec_id);
+	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE && c && !c->lossy &&
+	    !incnn_codec_check_param(c, (u8)k->codec_param))
+		k->codec_mode = INCNN_COLL_CODEC_NONE;	/* lz4: values exact */
+	if (k->codec_mode == INCNN_COLL_CODEC_EMULATE &&
+	    incnn_coll_codec_check(k->codec_id, k->codec_param)) {
+		incnn_coll_codec_why(k->codec_id, k->codec_param, err, errlen);
+		return -EINVAL;
+	}
+	if (k->codec_mode > INCNN_COLL_CODEC_EMULATE) {
+		cm_msg(err, errlen, "unknown codec mode %d", (int)k->codec_mode);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
+			      struct coll_cfg *k, char *err, size_t errlen)
+{
+	const char *s;
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	k->store_fd = cfg->store_fd;
+	ret = cm_resolve_ranks(cfg, k, err, errlen);
+	if (!ret)
+		ret = cm_resolve_master(cfg, k, err, errlen);
+	if (ret)
+		return ret;
+	k->have_master = true;
+
+	s = cfg->data_addr ? cfg->data_addr : cm_env("INCNN_DATA_ADDR");
+	if (s) {
+		if (cm_resolve_addr(s, 0, &k->data)) {
+			cm_msg(err, errlen, "cannot resolve data address %s", s);
+			return -EINVAL;
+		}
+		k->have_data = true;
+	}
+	for (size_t i = 0; i < sizeof(cm_nums) / sizeof(cm_nums[0]); i++) {
+		ret = cm_resolve_num(&cm_nums[i], cfg, k, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return cm_resolve_codec(cfg, k, err, errlen);
+}
+
+void incnn_comm_config_init(struct incnn_comm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->master_port = -1;
+	cfg->rank = -1;
+	cfg->world_size = -1;
+	cfg->store_fd = -1;
+	cfg->tos = -1;
+	cfg->sockbuf = -1;
+	cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
+}

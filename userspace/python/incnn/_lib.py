@@ -1,0 +1,331 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""ctypes binding of the incnn collective library (libincnn.so.0).
+
+The public C API is userspace/collective/include/incnn/collective.h; the
+structure below mirrors struct incnn_comm_config field by field (the
+selftests compare its size and offsets with the C compiler's).
+
+The library is found, in this order:
+  1. the file named by INCNN_LIBRARY (an error if it does not load);
+  2. the build tree: build/python/incnn -> build/rel/lib/libincnn.so.0;
+  3. an installed prefix: PREFIX/lib/python3*/dist-packages/incnn ->
+     PREFIX/lib/libincnn.so.0;
+  4. the dynamic linker: ctypes.util.find_library("incnn"), then
+     "libincnn.so.0".
+Without it, importing raises ImportError saying what is missing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import re
+from pathlib import Path
+from typing import Optional, Tuple
+
+SONAME = "libincnn.so.0"
+
+# enum incnn_coll_codec_mode
+CODEC_AUTO = 0
+CODEC_NONE = 1
+CODEC_EMULATE = 2
+
+# enum incnn_codec_id (uapi/linux/incnn.h)
+CODEC_IDS = {"inceptionn": 1, "ebq": 2, "trunc": 3, "lz4": 4}
+CODEC_NAMES = {v: k for k, v in CODEC_IDS.items()}
+BOUND_MIN_K = 1
+BOUND_MAX_K = 30
+TRUNC_BITS = (8, 16, 24)
+
+CODEC_FORMS = ('"auto", "none", "ebq:2^-K", "inceptionn:2^-K" (K in 1..30), '
+               '"trunc:B" (B in 8, 16, 24) or "lz4"')
+
+
+class Config(ctypes.Structure):
+    """struct incnn_comm_config, field for field."""
+
+    _fields_ = [
+        ("master_addr", ctypes.c_char_p),
+        ("master_port", ctypes.c_int),
+        ("rank", ctypes.c_int),
+        ("world_size", ctypes.c_int),
+        ("store_fd", ctypes.c_int),
+        ("data_addr", ctypes.c_char_p),
+        ("tos", ctypes.c_int),
+        ("chunk_bytes", ctypes.c_size_t),
+        ("timeout_ms", ctypes.c_int),
+        ("init_timeout_ms", ctypes.c_int),
+        ("sockbuf", ctypes.c_int),
+        ("codec_mode", ctypes.c_int),        # enum incnn_coll_codec_mode
+        ("codec_id", ctypes.c_uint),
+        ("codec_param", ctypes.c_uint),
+        ("fault", ctypes.c_int),             # enum incnn_coll_fault
+        ("fault_after", ctypes.c_uint64),
+        ("fault_stall_ms", ctypes.c_int),
+    ]
+
+
+class CodecParam(ctypes.Structure):
+    """struct incnn_codec_param (kmod/codec/codec.h)."""
+
+    _fields_ = [("kind", ctypes.c_uint8), ("min", ctypes.c_uint8),
+                ("max", ctypes.c_uint8), ("def_", ctypes.c_uint8)]
+
+
+class CodecHead(ctypes.Structure):
+    """The leading fields of struct incnn_codec, up to its parameter (the
+    rest, function pointers, is never read from Python)."""
+
+    _fields_ = [("id", ctypes.c_uint8), ("name", ctypes.c_char_p),
+                ("lossy", ctypes.c_bool), ("floats", ctypes.c_bool),
+                ("param", CodecParam)]
+
+
+def _parse_codec_c(name: str, setting: str) -> Optional[Tuple[int, int]]:
+    """(codec id, parameter) through the library's own parser
+    (incnn_codec_find, incnn_codec_param_parse), None if it rejects it."""
+    c = lib.incnn_codec_find(name.encode())
+    if not c:
+        return None
+    codec = c.contents
+    if not setting:
+        return codec.id, codec.param.def_
+    param = ctypes.c_uint()
+    if lib.incnn_codec_param_parse(ctypes.byref(codec.param),
+                                   setting.encode(), ctypes.byref(param)):
+        return None
+    return codec.id, param.value
+
+
+def parse_codec(spec: str) -> Tuple[int, int, int]:
+    """A codec string -> (codec_mode, codec_id, codec_param).
+
+    "auto", "none", "ebq:2^-10", "inceptionn:2^-10", "trunc:16", "lz4";
+    the bound may also be given as plain K ("ebq:10", as INCNN_CODEC takes
+    it), and a bare "ebq"/"inceptionn"/"trunc" takes the codec's default.
+    The library's own parser (incnn_codec_param_parse, the spelling of
+    incctl and INCNN_CODEC) decides when the library has it; the Python
+    rules below are for older libraries. Anything else raises ValueError
+    naming the forms.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"codec {spec!r}: want a string: {CODEC_FORMS}")
+    s = spec.strip().lower()
+    if s == "auto":
+        return CODEC_AUTO, 0, 0
+    if s == "none":
+        return CODEC_NONE, 0, 0
+    name, _, param = s.partition(":")
+    if HAVE_C_PARSER:
+        got = _parse_codec_c(name, param) if name else None
+        if got is not None and (got[0] != CODEC_IDS["lz4"] or not param):
+            return CODEC_EMULATE, got[0], got[1]
+        raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
+    cid = CODEC_IDS.get(name)
+    if cid is not None and name in ("ebq", "inceptionn"):
+        m = re.fullmatch(r"(?:2\^-)?([0-9]{1,2})", param or "10")
+        if m and BOUND_MIN_K <= int(m.group(1)) <= BOUND_MAX_K:
+            return CODEC_EMULATE, cid, int(m.group(1))
+    elif cid is not None and name == "trunc":
+        if re.fullmatch(r"[0-9]{1,2}", param or "16") and \
+                int(param or "16") in TRUNC_BITS:
+            return CODEC_EMULATE, cid, int(param or "16")
+    elif cid is not None and name == "lz4" and param in ("", "0"):
+        return CODEC_EMULATE, cid, 0
+    raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
+
+
+def codec_label(codec_id: int, param: int) -> str:
+    """The inverse of parse_codec for what incnn_comm_codec() reports."""
+    name = CODEC_NAMES.get(codec_id)
+    if not codec_id:
+        return "none"
+    if name in ("ebq", "inceptionn"):
+        return f"{name}:2^-{param}"
+    if name == "trunc":
+        return f"trunc:{param}"
+    return name or f"codec{codec_id}:{param}"
+
+
+def _candidates() -> list:
+    here = Path(__file__).resolve().parent
+    return [
+        here.parent.parent / "rel" / "lib" / SONAME,      # build tree
+        here.parent.parent.parent / SONAME,               # PREFIX/lib
+    ]
+
+
+def _load() -> ctypes.CDLL:
+    env = os.environ.get("INCNN_LIBRARY")
+    if env:
+        try:
+            return ctypes.CDLL(env)
+        except OSError as e:
+            raise ImportError(
+                f"incnn: INCNN_LIBRARY={env} does not load ({e}); point it "
+                f"at a built {SONAME} (make builds build/rel/lib/{SONAME})"
+            ) from None
+    tried = ["INCNN_LIBRARY (unset)"]
+    for path in _candidates():
+        if path.exists():
+            try:
+                return ctypes.CDLL(str(path))
+            except OSError as e:
+                tried.append(f"{path} ({e})")
+        else:
+            tried.append(f"{path} (no such file)")
+    for name in (ctypes.util.find_library("incnn"), SONAME):
+        if not name:
+            continue
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            tried.append(f"{name} (not found by the dynamic linker)")
+    raise ImportError(
+        f"incnn: the C library {SONAME} is missing; tried "
+        + ", ".join(tried)
+        + ". Build it with `make` in the incnn source tree (then use "
+        "PYTHONPATH=build/python) or install it with `make install`, or "
+        f"set INCNN_LIBRARY=/path/to/{SONAME}",
+        name="incnn._lib",
+    )
+
+
+def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
+    p, c_int, c_size = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+    sigs = {
+        "incnn_comm_config_init": (None, [ctypes.POINTER(Config)]),
+        "incnn_comm_create": (c_int, [ctypes.POINTER(p),
+                                      ctypes.POINTER(Config),
+                                      ctypes.c_char_p, c_size]),
+        "incnn_comm_destroy": (None, [p]),
+        "incnn_comm_rank": (c_int, [p]),
+        "incnn_comm_size": (c_int, [p]),
+        "incnn_comm_codec": (None, [p, ctypes.POINTER(ctypes.c_uint),
+                                    ctypes.POINTER(ctypes.c_uint)]),
+        "incnn_comm_strerror": (ctypes.c_char_p, [p]),
+        "incnn_allreduce": (c_int, [p, p, c_size]),
+        "incnn_comm_barrier": (c_int, [p]),
+    }
+    for name, (res, args) in sigs.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise ImportError(
+                f"incnn: {lib._name} has no {name}: not the incnn library, "
+                "or too old; rebuild it with `make`", name="incnn._lib"
+            ) from None
+        fn.restype = res
+        fn.argtypes = args
+    return lib
+
+
+lib = _bind(_load())
+
+
+def _bind_optional(lib: ctypes.CDLL) -> bool:
+    """The codec setting parser, in libraries that export it."""
+    try:
+        find, parse = lib.incnn_codec_find, lib.incnn_codec_param_parse
+    except AttributeError:
+        return False
+    find.restype = ctypes.POINTER(CodecHead)
+    find.argtypes = [ctypes.c_char_p]
+    parse.restype = ctypes.c_int
+    parse.argtypes = [ctypes.POINTER(CodecParam), ctypes.c_char_p,
+                      ctypes.POINTER(ctypes.c_uint)]
+    return True
+
+
+HAVE_C_PARSER = _bind_optional(lib)
+
+
+class CommError(RuntimeError):
+    """An error of the C library; str() is its one-line message."""
+
+    def __init__(self, message: str, err: int = 0):
+        super().__init__(message)
+        self.errno = err
+
+
+def _errname(ret: int) -> str:
+    return errno.errorcode.get(-ret, str(ret))
+
+
+class Comm:
+    """One communicator (incnn_comm_create .. incnn_comm_destroy).
+
+    Used by one thread at a time, as the C library requires."""
+
+    def __init__(self, master_addr: str, master_port: int, rank: int,
+                 world_size: int, codec: str = "auto",
+                 timeout_ms: Optional[int] = None,
+                 init_timeout_ms: Optional[int] = None,
+                 tos: Optional[int] = None,
+                 chunk_bytes: Optional[int] = None):
+        mode, cid, param = parse_codec(codec)
+        cfg = Config()
+        lib.incnn_comm_config_init(ctypes.byref(cfg))
+        self._addr = master_addr.encode()       # keep alive during create
+        cfg.master_addr = self._addr
+        cfg.master_port = master_port
+        cfg.rank = rank
+        cfg.world_size = world_size
+        cfg.codec_mode, cfg.codec_id, cfg.codec_param = mode, cid, param
+        if timeout_ms is not None:
+            cfg.timeout_ms = timeout_ms
+        if init_timeout_ms is not None:
+            cfg.init_timeout_ms = init_timeout_ms
+        if tos is not None:
+            cfg.tos = tos
+        if chunk_bytes is not None:
+            cfg.chunk_bytes = chunk_bytes
+        err = ctypes.create_string_buffer(512)
+        handle = ctypes.c_void_p()
+        ret = lib.incnn_comm_create(ctypes.byref(handle), ctypes.byref(cfg),
+                                    err, len(err))
+        if ret:
+            raise CommError(f"incnn_comm_create: {err.value.decode()} "
+                            f"({_errname(ret)})", -ret)
+        self._h: Optional[ctypes.c_void_p] = handle
+
+    def _handle(self) -> ctypes.c_void_p:
+        if self._h is None:
+            raise RuntimeError("incnn: the communicator is closed")
+        return self._h
+
+    @property
+    def rank(self) -> int:
+        return lib.incnn_comm_rank(self._handle())
+
+    @property
+    def size(self) -> int:
+        return lib.incnn_comm_size(self._handle())
+
+    def codec(self) -> Tuple[int, int]:
+        cid, param = ctypes.c_uint(), ctypes.c_uint()
+        lib.incnn_comm_codec(self._handle(), ctypes.byref(cid),
+                             ctypes.byref(param))
+        return cid.value, param.value
+
+    def _check(self, what: str, ret: int) -> None:
+        if ret:
+            msg = lib.incnn_comm_strerror(self._handle()) or b""
+            raise CommError(f"{what}: {msg.decode(errors='replace')} "
+                            f"({_errname(ret)})", -ret)
+
+    def allreduce(self, ptr: int, n: int) -> None:
+        """In-place sum of n floats at address ptr (the GIL is released)."""
+        self._check("incnn_allreduce",
+                    lib.incnn_allreduce(self._handle(), ptr, n))
+
+    def barrier(self) -> None:
+        self._check("incnn_comm_barrier",
+                    lib.incnn_comm_barrier(self._handle()))
+
+    def close(self) -> None:
+        h, self._h = self._h, None
+        if h is not None:
+            lib.incnn_comm_destroy(h)
