@@ -78,8 +78,11 @@ done
 # out.bin misses what was still in flight. Pace the client (-b) at half
 # the marked rate just measured, in small blocks (-l), so that little is
 # in flight at the end; then out.bin must be an exact prefix of the
-# prediction, at least 90% of it.
-bw=$(awk -v r="${mrate:-4}" 'BEGIN { b = r / 2; if (b < 1) b = 1; printf "%.1fM", b }')
+# prediction, at least 90% of it. At most 4 Mbit/s: the server's -F
+# writes sustain about 13 Mbit/s under TCG, and the short measurement
+# above can come out far higher than that (a truncated, still exact,
+# out.bin failed the 90% check at 17-21 Mbit/s).
+bw=$(awk -v r="${mrate:-4}" 'BEGIN { b = r / 2; if (b > 4) b = 4; if (b < 1) b = 1; printf "%.1fM", b }')
 SERVER_ARGS=(-F "$TMP/out.bin")
 incctl "$NS_A" stats reset
 if iperf exact --tos 0x28 -F "$TMP/grads.bin" -n $BYTES -w 8M -l 16K -b "$bw"; then
