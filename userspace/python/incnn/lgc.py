@@ -94,10 +94,11 @@ def ae_loss(ae: Autoencoder, vecs: torch.Tensor) -> torch.Tensor:
 
 def ae_train_step(ae: Autoencoder, opt: torch.optim.Optimizer,
                   vecs: torch.Tensor) -> float:
-    opt.zero_grad()
-    loss = ae_loss(ae, vecs)
-    loss.backward()
-    opt.step()
+    with torch.enable_grad():          # DDP's hooks run without grad
+        opt.zero_grad()
+        loss = ae_loss(ae, vecs)
+        loss.backward()
+        opt.step()
     return float(loss)
 
 
