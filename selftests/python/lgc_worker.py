@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 """One rank of the LGC selftests and measurement (run by test_lgc.py).
 
-    lgc_worker.py OUTDIR STEPS T1 T2 [baseline]
+    lgc_worker.py OUTDIR STEPS T1 T2 [baseline|ALPHA]
 
 A tiny CNN on synthetic 1x12x12 images (a fixed random teacher labels
 them), DDP with small buckets, LGC hook (or the plain incnn hook with
@@ -49,6 +49,8 @@ def digest(t: torch.Tensor) -> str:
 def main() -> None:
     outdir, steps, t1, t2 = sys.argv[1], *map(int, sys.argv[2:5])
     baseline = len(sys.argv) > 5 and sys.argv[5] == "baseline"
+    alpha = float(sys.argv[5]) if len(sys.argv) > 5 and not baseline \
+        else 0.01
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.set_num_threads(1)
@@ -61,7 +63,7 @@ def main() -> None:
         ddp.register_comm_hook(st, it.allreduce_hook)
         mom = 0.9
     else:
-        st = it.LGCState(net, alpha=0.01, t1=t1, t2=t2, ae_lr=1e-3,
+        st = it.LGCState(net, alpha=alpha, t1=t1, t2=t2, ae_lr=1e-3,
                          ae_optim="adam", timeout=60)
         ddp.register_comm_hook(st, it.lgc_hook)
         mom = 0.0            # DGC's momentum correction replaces it
