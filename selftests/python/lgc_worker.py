@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 """One rank of the LGC selftests and measurement (run by test_lgc.py).
 
-    lgc_worker.py OUTDIR STEPS T1 T2 [baseline|ALPHA]
+    lgc_worker.py OUTDIR STEPS T1 T2 [baseline|ALPHA [feedback]]
 
 A tiny CNN on synthetic 1x12x12 images (a fixed random teacher labels
 them), DDP with small buckets, LGC hook (or the plain incnn hook with
@@ -64,7 +64,9 @@ def main() -> None:
         mom = 0.9
     else:
         st = it.LGCState(net, alpha=alpha, t1=t1, t2=t2, ae_lr=1e-3,
-                         ae_optim="adam", timeout=60)
+                         ae_optim="adam", timeout=60,
+                         feedback="feedback" in sys.argv[6:],
+                         code_stride=int(os.environ.get("LGC_STRIDE", "16")))
         ddp.register_comm_hook(st, it.lgc_hook)
         mom = 0.0            # DGC's momentum correction replaces it
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=mom)
@@ -91,6 +93,7 @@ def main() -> None:
     if not baseline:
         out["stats"] = st.stats()
         out["ae_loss"] = st.ae_loss
+        out["ae_rel_error"] = st.ae_rel_error
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
         json.dump(out, f)
     st.close()

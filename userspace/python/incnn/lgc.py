@@ -44,39 +44,47 @@ if TYPE_CHECKING:                   # incnn.torch imports this module
 
 __all__ = ["LGCState", "lgc_hook", "Autoencoder"]
 
-STRIDE = 16             # the encoder's length reduction (4 stride-2 convs)
+STRIDE = 16             # vectors are padded to a multiple of this
 
 
 class Autoencoder(nn.Module):
     """The paper's 1-D convolutional autoencoder: encoder of 5 conv layers
     with leaky ReLU between them, decoder of 5 transposed convolutions.
-    A vector of length L (a multiple of 16) becomes a code of L/16."""
+    A vector of length L (a multiple of 16) becomes a code of L/stride
+    (stride 1, 2, 4, 8 or 16: that many of the first four layers halve
+    the length)."""
 
-    def __init__(self, width: int = 16, seed: int = 0):
+    def __init__(self, width: int = 16, seed: int = 0, stride: int = 16):
         super().__init__()
+        if stride not in (1, 2, 4, 8, 16):
+            raise ValueError(f"incnn.lgc: code stride {stride!r} must be "
+                             "1, 2, 4, 8 or 16")
+        self.stride = stride
+        halve = [i < stride.bit_length() - 1 for i in range(4)]
+        w, act = width, nn.LeakyReLU
+        enc: List[nn.Module] = []
+        dec: List[nn.Module] = [nn.ConvTranspose1d(1, w, 5, 1, 2), act()]
+        for i, h in enumerate(halve):
+            enc += [nn.Conv1d(1 if i == 0 else w, w, 5, 2 if h else 1, 2),
+                    act()]
+        for i, h in enumerate(reversed(halve)):
+            out = 1 if i == 3 else w
+            dec.append(nn.ConvTranspose1d(w, out, 4, 2, 1) if h else
+                       nn.ConvTranspose1d(w, out, 5, 1, 2))
+            if i < 3:
+                dec.append(act())
+        enc.append(nn.Conv1d(w, 1, 5, 1, 2))
         with torch.random.fork_rng():
             torch.manual_seed(seed)
-            w = width
-            act = nn.LeakyReLU
-            self.encoder = nn.Sequential(
-                nn.Conv1d(1, w, 5, 2, 2), act(),
-                nn.Conv1d(w, w, 5, 2, 2), act(),
-                nn.Conv1d(w, w, 5, 2, 2), act(),
-                nn.Conv1d(w, w, 5, 2, 2), act(),
-                nn.Conv1d(w, 1, 5, 1, 2))
-            self.decoder = nn.Sequential(
-                nn.ConvTranspose1d(1, w, 5, 1, 2), act(),
-                nn.ConvTranspose1d(w, w, 4, 2, 1), act(),
-                nn.ConvTranspose1d(w, w, 4, 2, 1), act(),
-                nn.ConvTranspose1d(w, w, 4, 2, 1), act(),
-                nn.ConvTranspose1d(w, 1, 4, 2, 1))
+            self.encoder = nn.Sequential(*enc)
+            self.decoder = nn.Sequential(*dec)
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
-        """(L,) -> (L/16,)"""
+        """(L,) -> (L/stride,)"""
         return self.encoder(x.view(1, 1, -1)).view(-1)
 
     def decode(self, c: torch.Tensor) -> torch.Tensor:
-        """(L/16,) -> (L,)"""
+        """(L/stride,) -> (L,)"""
         return self.decoder(c.view(1, 1, -1)).view(-1)
 
 
@@ -125,6 +133,11 @@ class LGCState:
     ae_lr:    the autoencoder's learning rate (the paper: SGD, 0.001)
     ae_optim: "sgd" (the paper) or "adam" (converges in the short stage 2
               of small jobs where SGD at 0.001 does not: docs/lgc.md)
+    code_stride: the code is 1/code_stride of the top-k vector (1..16,
+              powers of 2; the paper gives no figure)
+    feedback: (not in the paper) in stage 3, keep in the residual what the
+              decoder's output missed of this rank's selected values
+              (error feedback: docs/lgc.md), rather than clearing them
     codec, port, timeout, **kw: for the incnn State made here (codec
               "auto" sends the codes marked, through the module's codec);
               or pass state= an existing incnn.torch.State
@@ -136,7 +149,8 @@ class LGCState:
                  codec: str = "none",
                  port: Optional[int] = None, timeout: Optional[float] = None,
                  *, state: Optional["State"] = None, width: int = 16,
-                 seed: int = 0, **kw: Any):
+                 seed: int = 0, feedback: bool = False,
+                 code_stride: int = 16, **kw: Any):
         if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
             raise ValueError(f"incnn.lgc: alpha {alpha!r} must be in (0, 1]")
         for name, t in (("t1", t1), ("t2", t2)):
@@ -148,6 +162,9 @@ class LGCState:
                              "[0, 1)")
         if not ae_lr > 0:
             raise ValueError(f"incnn.lgc: ae_lr {ae_lr!r} must be > 0")
+        if code_stride not in (1, 2, 4, 8, 16):
+            raise ValueError(f"incnn.lgc: code_stride {code_stride!r} must "
+                             "be 1, 2, 4, 8 or 16")
         if ae_optim not in ("sgd", "adam"):
             raise ValueError(f"incnn.lgc: ae_optim {ae_optim!r} must be "
                              "'sgd' or 'adam'")
@@ -167,11 +184,14 @@ class LGCState:
         self.group = self.state.process_group
         self.alpha, self.t1, self.t2 = float(alpha), t1, t2
         self.momentum = float(momentum)
-        self.ae = Autoencoder(width, seed)
+        self.feedback = bool(feedback)
+        self.ae = Autoencoder(width, seed, code_stride)
         opt = torch.optim.SGD if ae_optim == "sgd" else torch.optim.Adam
         self.ae_opt = opt(self.ae.parameters(), lr=ae_lr)
         self.iteration = 0
         self.ae_loss: List[float] = []          # rank 0, stage 2
+        # the same relative to ||mean g||^2 (1: no better than zeros)
+        self.ae_rel_error: List[float] = []
         self.last_indices: Dict[int, torch.Tensor] = {}  # bucket -> indices
         self._kinds: Dict[int, str] = {}
         if model is not None:
@@ -376,7 +396,11 @@ class LGCState:
         pa = pt = 0
         for ps, o, i in sel:
             if ps.kind == "ae":
-                out[o + i] = rav[pa:pa + i.numel()]
+                rec = rav[pa:pa + i.numel()]
+                out[o + i] = rec
+                if stage == 3 and self.feedback:
+                    # what the reconstruction missed of this rank's values
+                    ps.v[i] += av[pa:pa + i.numel()] - rec
                 pa += i.numel()
             else:
                 out[o + i] = rtv[pt:pt + i.numel()]
@@ -394,8 +418,11 @@ class LGCState:
         dist.gather(x, gl, 0, group=self.group)
         self._stats["2"]["sent"] += 4 * L * (K - 1)
         if self.rank == 0:
-            self.ae_loss.append(ae_train_step(self.ae, self.ae_opt,
-                                              torch.stack(gl)))
+            vecs = torch.stack(gl)
+            ref = float(vecs.mean(0).pow(2).sum())
+            loss = ae_train_step(self.ae, self.ae_opt, vecs)
+            self.ae_loss.append(loss)
+            self.ae_rel_error.append(loss / ref if ref > 0 else 0.0)
 
 
 def lgc_hook(state: LGCState, bucket: dist.GradBucket
