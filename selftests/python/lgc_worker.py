@@ -8,7 +8,8 @@ them), DDP with small buckets, LGC hook (or the plain incnn hook with
 "baseline"). Rank r writes OUTDIR/rank<r>.json: per iteration the stage
 and a digest of the top-k indices of every bucket, a digest of the final
 parameters, state.stats(), the test accuracy. Environment: the torchrun
-variables; incnn uses MASTER_PORT + 1.
+variables; incnn uses MASTER_PORT + 1. LGC_STRIDE (code_stride, default
+16) and LGC_CODEC (incnn codec of the State, default "none") tune it.
 """
 
 import hashlib
@@ -65,6 +66,7 @@ def main() -> None:
     else:
         st = it.LGCState(net, alpha=alpha, t1=t1, t2=t2, ae_lr=1e-3,
                          ae_optim="adam", timeout=60,
+                         codec=os.environ.get("LGC_CODEC", "none"),
                          feedback="feedback" in sys.argv[6:],
                          code_stride=int(os.environ.get("LGC_STRIDE", "16")))
         ddp.register_comm_hook(st, it.lgc_hook)

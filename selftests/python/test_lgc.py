@@ -64,7 +64,8 @@ def t_config() -> None:
     import incnn.torch as it
     for kw, want in (({"alpha": 0}, "(0, 1]"), ({"alpha": 1.5}, "(0, 1]"),
                      ({"alpha": -0.1}, "(0, 1]"), ({"t1": -1}, "t1 -1"),
-                     ({"t2": -5}, "t2 -5"), ({"momentum": 1.0}, "[0, 1)")):
+                     ({"t2": -5}, "t2 -5"), ({"momentum": 1.0}, "[0, 1)"),
+                     ({"code_stride": 3}, "1, 2, 4, 8 or 16")):
         try:
             it.LGCState(None, **kw)
         except ValueError as e:
@@ -117,6 +118,14 @@ def t_autoencoder() -> None:
     assert trained < 0.25 * untrained, (untrained, trained)
     # the code is 1/16 of the input
     assert ae.encode(torch.zeros(256)).numel() == 16
+    # the initial weights depend on the seed only, and leave torch's RNG
+    torch.manual_seed(3)
+    a, x = Autoencoder(seed=0), torch.rand(1)
+    torch.manual_seed(3)
+    assert torch.equal(x, torch.rand(1)), "Autoencoder() used torch's RNG"
+    b = Autoencoder(seed=0)
+    assert all(torch.equal(p, q) for p, q in
+               zip(a.parameters(), b.parameters())), "init not seeded"
 
 
 @test("stage transitions at t1 and t1+t2 on every rank")

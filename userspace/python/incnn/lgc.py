@@ -61,23 +61,26 @@ class Autoencoder(nn.Module):
                              "1, 2, 4, 8 or 16")
         self.stride = stride
         halve = [i < stride.bit_length() - 1 for i in range(4)]
-        w, act = width, nn.LeakyReLU
+        with torch.random.fork_rng():     # the same weights on every rank
+            torch.manual_seed(seed)
+            self.encoder, self.decoder = self._build(width, halve)
+
+    @staticmethod
+    def _build(w: int, halve: List[bool]) -> Tuple[nn.Module, nn.Module]:
+        act = nn.LeakyReLU
         enc: List[nn.Module] = []
         dec: List[nn.Module] = [nn.ConvTranspose1d(1, w, 5, 1, 2), act()]
         for i, h in enumerate(halve):
             enc += [nn.Conv1d(1 if i == 0 else w, w, 5, 2 if h else 1, 2),
                     act()]
+        enc.append(nn.Conv1d(w, 1, 5, 1, 2))
         for i, h in enumerate(reversed(halve)):
             out = 1 if i == 3 else w
             dec.append(nn.ConvTranspose1d(w, out, 4, 2, 1) if h else
                        nn.ConvTranspose1d(w, out, 5, 1, 2))
             if i < 3:
                 dec.append(act())
-        enc.append(nn.Conv1d(w, 1, 5, 1, 2))
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
-            self.encoder = nn.Sequential(*enc)
-            self.decoder = nn.Sequential(*dec)
+        return nn.Sequential(*enc), nn.Sequential(*dec)
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """(L,) -> (L/stride,)"""
