@@ -346,8 +346,10 @@ class LGCState:
                 c = torch.cat(sc)
                 scale = float(c.pow(2).mean().sqrt()) if c.numel() else 0.0
         data, scale = self._broadcast_bytes(data, scale)
-        st["index"] += len(data)
-        st["sent"] += len(data)
+        # the index bytes and the scale (fp32) count; the length does not
+        # (a framed stream carries it)
+        st["index"] += len(data) + 4
+        st["sent"] += len(data) + 4
         idx = torch.frombuffer(bytearray(zlib.decompress(data)),
                                dtype=torch.int32).to(torch.int64).cumsum(0)
         self.last_indices[bucket.index()] = idx
