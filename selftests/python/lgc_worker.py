@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import torch
 import torch.distributed as dist

@@ -328,23 +328,19 @@ class LGCState:
         return layout, (torch.cat(idx) if idx else
                         torch.zeros(0, dtype=torch.int64))
 
-    def _sparse(self, bucket: dist.GradBucket, buf: torch.Tensor, stage: int,
-                st: Dict[str, int]) -> torch.Tensor:
-        K = self.world_size
-        layout, idx = self._select(bucket, buf)
-        leader = self.iteration % K
-        # the leader's positions, delta- and deflate-coded
-        d = torch.diff(idx, prepend=torch.zeros(1, dtype=torch.int64))
-        data = zlib.compress(d.to(torch.int32).numpy().tobytes(), 9)
-        vals_ae, vals_tk = [], []
-        # the leader's scale: the rms of its selected autoencoder values
-        scale = 0.0
-        if self.rank == leader:
-            sc = [ps.v[i - o] for ps, o, n in layout if ps.kind == "ae"
-                  for i in [idx[(idx >= o) & (idx < o + n)]]]
-            if sc:
-                c = torch.cat(sc)
-                scale = float(c.pow(2).mean().sqrt()) if c.numel() else 0.0
+    def _share(self, layout: List[Tuple[_Param, int, int]],
+               idx: torch.Tensor, st: Dict[str, int]
+               ) -> Tuple[torch.Tensor, float]:
+        """The leader's positions (delta- and deflate-coded) and scale
+        (the RMS of its selected autoencoder values) to every rank."""
+        data, scale = b"", 0.0
+        if self.rank == self.iteration % self.world_size:
+            d = torch.diff(idx, prepend=torch.zeros(1, dtype=torch.int64))
+            data = zlib.compress(d.to(torch.int32).numpy().tobytes(), 9)
+            sc = [ps.v[idx[(idx >= o) & (idx < o + n)] - o]
+                  for ps, o, n in layout if ps.kind == "ae"]
+            c = torch.cat(sc) if sc else torch.zeros(0)
+            scale = float(c.pow(2).mean().sqrt()) if c.numel() else 0.0
         data, scale = self._broadcast_bytes(data, scale)
         # the index bytes and the scale (fp32) count; the length does not
         # (a framed stream carries it)
@@ -352,8 +348,14 @@ class LGCState:
         st["sent"] += len(data) + 4
         idx = torch.frombuffer(bytearray(zlib.decompress(data)),
                                dtype=torch.int32).to(torch.int64).cumsum(0)
+        return idx, scale
+
+    def _sparse(self, bucket: dist.GradBucket, buf: torch.Tensor, stage: int,
+                st: Dict[str, int]) -> torch.Tensor:
+        layout, idx = self._select(bucket, buf)
+        idx, scale = self._share(layout, idx, st)
         self.last_indices[bucket.index()] = idx
-        dense, sel = [], []
+        dense, sel, vals_ae, vals_tk = [], [], [], []
         for ps, o, n in layout:
             if ps.kind == "dense":
                 dense.append(buf[o:o + n])
@@ -363,53 +365,56 @@ class LGCState:
             (vals_ae if ps.kind == "ae" else vals_tk).append(ps.v[i].clone())
             ps.v[i] = 0
             ps.u[i] = 0
-        dv = torch.cat(dense) if dense else buf.new_zeros(0)
-        tv = torch.cat(vals_tk) if vals_tk else buf.new_zeros(0)
-        av = torch.cat(vals_ae) if vals_ae else buf.new_zeros(0)
+        z = buf.new_zeros(0)
+        dv = torch.cat(dense) if dense else z
+        tv = torch.cat(vals_tk) if vals_tk else z
+        av = torch.cat(vals_ae) if vals_ae else z
         L = av.numel()
-        if stage == 2:
-            if L:
-                self._train(av, scale)
-            msg = torch.cat([dv, tv, av])
-        else:
-            code = buf.new_zeros(0)
-            if L:
-                x = buf.new_zeros(padded(L))
-                x[:L] = av / scale if scale > 0 else av
-                with torch.no_grad():
-                    code = self.ae.encode(x).contiguous()
-            msg = torch.cat([dv, tv, code])
-        self._allreduce_mean(msg)
-        st["sent"] += 4 * msg.numel() * K
-        out = torch.zeros_like(buf)
-        a, b = dv.numel(), dv.numel() + tv.numel()
-        if stage == 2:
-            rav = msg[b:]
-        elif L:
+        code = av
+        if stage == 2 and L:
+            self._train(av, scale)
+        elif stage == 3 and L:
+            x = buf.new_zeros(padded(L))
+            x[:L] = av / scale if scale > 0 else av
             with torch.no_grad():
-                rav = self.ae.decode(msg[b:])[:L]
+                code = self.ae.encode(x).contiguous()
+        msg = self._allreduce_mean(torch.cat([dv, tv, code]))
+        st["sent"] += 4 * msg.numel() * self.world_size
+        b = dv.numel() + tv.numel()
+        rav = msg[b:]
+        if stage == 3 and L:
+            with torch.no_grad():
+                rav = self.ae.decode(rav)[:L]
             if scale > 0:
                 rav = rav * scale
-        else:
-            rav = msg[b:]
+        return self._place(buf, layout, sel, msg[:b], rav,
+                           av if stage == 3 and self.feedback else None)
+
+    @staticmethod
+    def _place(buf: torch.Tensor, layout: List[Tuple[_Param, int, int]],
+               sel: List[Tuple[_Param, int, torch.Tensor]],
+               plain: torch.Tensor, rav: torch.Tensor,
+               own: Optional[torch.Tensor]) -> torch.Tensor:
+        """The bucket's new content: averaged dense and top-k values,
+        reconstructed autoencoder values, zeros elsewhere. @own: this
+        rank's autoencoder values, to keep what the decoder missed."""
+        out = torch.zeros_like(buf)
         j = 0
-        rtv = msg[a:b]
         for ps, o, n in layout:
             if ps.kind == "dense":
-                out[o:o + n] = msg[j:j + n]
+                out[o:o + n] = plain[j:j + n]
                 j += n
-        pa = pt = 0
+        pa = 0
         for ps, o, i in sel:
+            m = i.numel()
             if ps.kind == "ae":
-                rec = rav[pa:pa + i.numel()]
-                out[o + i] = rec
-                if stage == 3 and self.feedback:
-                    # what the reconstruction missed of this rank's values
-                    ps.v[i] += av[pa:pa + i.numel()] - rec
-                pa += i.numel()
+                out[o + i] = rav[pa:pa + m]
+                if own is not None:
+                    ps.v[i] += own[pa:pa + m] - rav[pa:pa + m]
+                pa += m
             else:
-                out[o + i] = rtv[pt:pt + i.numel()]
-                pt += i.numel()
+                out[o + i] = plain[j:j + m]
+                j += m
         return out
 
     def _train(self, av: torch.Tensor, scale: float) -> None:
