@@ -141,6 +141,10 @@ PYTHONPATH="$build/python" /usr/bin/python3 \
 	"$src/selftests/python/test_incnn_torch.py" >"$logs/python.log" 2>&1
 grep -E '^(not )?ok ' "$logs/python.log" | sed 's/^/   /'
 count_ktap "$logs/python.log"
+PYTHONPATH="$build/python" /usr/bin/python3 \
+	"$src/selftests/python/test_lgc.py" >"$logs/python-lgc.log" 2>&1
+grep -E '^(not )?ok ' "$logs/python-lgc.log" | sed 's/^/   /'
+count_ktap "$logs/python-lgc.log"
 
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick

@@ -275,3 +275,7 @@ def _wrap_destroy() -> None:
 
 if dist.is_available():
     _wrap_destroy()
+
+# LGC (learned gradient compression, ring variant): incnn/lgc.py
+from .lgc import LGCState, lgc_hook  # noqa: E402
+__all__ += ["LGCState", "lgc_hook"]

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""One rank of the LGC selftests and measurement (run by test_lgc.py).
+
+    lgc_worker.py OUTDIR STEPS T1 T2 [baseline|ALPHA [feedback]]
+
+A tiny CNN on synthetic 1x12x12 images (a fixed random teacher labels
+them), DDP with small buckets, LGC hook (or the plain incnn hook with
+"baseline"). Rank r writes OUTDIR/rank<r>.json: per iteration the stage
+and a digest of the top-k indices of every bucket, a digest of the final
+parameters, state.stats(), the test accuracy. Environment: the torchrun
+variables; incnn uses MASTER_PORT + 1. LGC_STRIDE (code_stride, default
+16) and LGC_CODEC (incnn codec of the State, default "none") tune it.
+"""
+
+import hashlib
+import json
+import os
+import sys
+from typing import Any, Dict
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import incnn.torch as it
+
+BATCH = 16
+
+
+def data(rank: int, world: int, n: int, seed: int) -> Any:
+    g = torch.Generator().manual_seed(seed)
+    teacher = torch.randn(144, 10, generator=torch.Generator().manual_seed(7))
+    x = torch.randn(n, 1, 12, 12, generator=g)
+    y = (x.view(n, -1) @ teacher).argmax(1)
+    return x[rank::world], y[rank::world]
+
+
+def model() -> nn.Module:
+    torch.manual_seed(1)
+    return nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.Conv2d(8, 16, 3),
+                         nn.ReLU(), nn.Flatten(), nn.Linear(16 * 8 * 8, 64),
+                         nn.ReLU(), nn.Linear(64, 10))
+
+
+def digest(t: torch.Tensor) -> str:
+    return hashlib.sha256(t.detach().numpy().tobytes()).hexdigest()[:16]
+
+
+def main() -> None:
+    outdir, steps, t1, t2 = sys.argv[1], *map(int, sys.argv[2:5])
+    baseline = len(sys.argv) > 5 and sys.argv[5] == "baseline"
+    alpha = float(sys.argv[5]) if len(sys.argv) > 5 and not baseline \
+        else 0.01
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.set_num_threads(1)
+    x, y = data(rank, world, world * BATCH * 32, 1)
+    tx, ty = data(0, 1, 1000, 2)
+    net = model()
+    ddp = DDP(net, bucket_cap_mb=0.02)
+    if baseline:
+        st: Any = it.State(codec="none", timeout=60)
+        ddp.register_comm_hook(st, it.allreduce_hook)
+        mom = 0.9
+    else:
+        st = it.LGCState(net, alpha=alpha, t1=t1, t2=t2, ae_lr=1e-3,
+                         ae_optim="adam", timeout=60,
+                         codec=os.environ.get("LGC_CODEC", "none"),
+                         feedback="feedback" in sys.argv[6:],
+                         code_stride=int(os.environ.get("LGC_STRIDE", "16")))
+        ddp.register_comm_hook(st, it.lgc_hook)
+        mom = 0.0            # DGC's momentum correction replaces it
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=mom)
+    out: Dict[str, Any] = {"stages": [], "indices": [], "loss": []}
+    nb = x.shape[0] // BATCH
+    for step in range(steps):
+        if not baseline:
+            out["stages"].append(st.stage)
+        i = step % nb
+        loss = nn.functional.cross_entropy(
+            ddp(x[i * BATCH:(i + 1) * BATCH]), y[i * BATCH:(i + 1) * BATCH])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        out["loss"].append(float(loss))
+        if not baseline:
+            out["indices"].append({str(k): digest(v.to(torch.int64))
+                                   for k, v in st.last_indices.items()})
+            st.last_indices.clear()
+    with torch.no_grad():
+        out["acc"] = float((net(tx).argmax(1) == ty).float().mean())
+    out["params"] = digest(torch.cat([p.detach().reshape(-1)
+                                      for p in net.parameters()]))
+    if not baseline:
+        out["stats"] = st.stats()
+        out["ae_loss"] = st.ae_loss
+        out["ae_rel_error"] = st.ae_rel_error
+    with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+        json.dump(out, f)
+    st.close()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

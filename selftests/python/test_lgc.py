@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""Selftests of incnn.lgc (LGC, ring variant), KTAP output with a
+"# Totals:" line.
+
+    PYTHONPATH=build/python /usr/bin/python3 selftests/python/test_lgc.py
+
+Needs the built package and library (make python) and Debian's
+python3-torch. The 4-rank job is lgc_worker.py on 127.0.0.1 (gloo).
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import traceback
+from typing import Any, Callable, Dict, List, Tuple
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "lgc_worker.py")
+PY = sys.executable
+WORLD, STEPS, T1, T2 = 4, 12, 3, 4
+
+TESTS: List[Tuple[str, Callable[[], None]]] = []
+_job: Dict[str, Any] = {}
+
+
+def test(name: str) -> Callable:
+    def add(fn: Callable[[], None]) -> Callable[[], None]:
+        TESTS.append((name, fn))
+        return fn
+    return add
+
+
+def job() -> List[Dict[str, Any]]:
+    """The 4-rank run (once, shared by the tests that need it)."""
+    if "ranks" in _job:
+        return _job["ranks"]
+    port = random.randrange(20000, 60000, 2)
+    with tempfile.TemporaryDirectory() as d:
+        procs = []
+        for r in range(WORLD):
+            env = dict(os.environ, MASTER_ADDR="127.0.0.1",
+                       MASTER_PORT=str(port), RANK=str(r),
+                       WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r))
+            procs.append(subprocess.Popen(
+                [PY, WORKER, d, str(STEPS), str(T1), str(T2)], env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        for r, p in enumerate(procs):
+            out = p.communicate(timeout=120)[0]
+            assert p.returncode == 0, f"rank {r} failed:\n{out[-2000:]}"
+        _job["ranks"] = [json.load(open(os.path.join(d, f"rank{r}.json")))
+                         for r in range(WORLD)]
+    return _job["ranks"]
+
+
+@test("bad configuration raises ValueError naming the limit")
+def t_config() -> None:
+    import torch.distributed as dist
+    import incnn.torch as it
+    for kw, want in (({"alpha": 0}, "(0, 1]"), ({"alpha": 1.5}, "(0, 1]"),
+                     ({"alpha": -0.1}, "(0, 1]"), ({"t1": -1}, "t1 -1"),
+                     ({"t2": -5}, "t2 -5"), ({"momentum": 1.0}, "[0, 1)"),
+                     ({"code_stride": 3}, "1, 2, 4, 8 or 16")):
+        try:
+            it.LGCState(None, **kw)
+        except ValueError as e:
+            assert want in str(e), f"{kw}: {e}"
+        else:
+            raise AssertionError(f"{kw}: no ValueError")
+    with tempfile.TemporaryDirectory() as d:
+        dist.init_process_group("gloo", init_method=f"file://{d}/s",
+                                rank=0, world_size=1)
+        try:
+            it.LGCState(None)
+        except ValueError as e:
+            assert "world size 1 must be >= 2" in str(e), str(e)
+        else:
+            raise AssertionError("world size 1: no ValueError")
+        finally:
+            dist.destroy_process_group()
+
+
+@test("trained autoencoder reconstructs correlated gradients far better")
+def t_autoencoder() -> None:
+    from incnn.lgc import Autoencoder, ae_loss, ae_train_step
+
+    def sample(seed: int, k: int = 4, n: int = 256) -> torch.Tensor:
+        # a common smooth component plus per-node noise
+        g = torch.Generator().manual_seed(seed)
+        t = torch.linspace(0, 1, n)
+        f = torch.rand(2, generator=g) * 3 + 1
+        ph = torch.rand(2, generator=g) * 6.28
+        a = torch.randn(2, generator=g)
+        common = sum(a[i] * torch.sin(6.28 * f[i] * t + ph[i])
+                     for i in range(2))
+        return common + 0.1 * torch.randn(k, n, generator=g)
+
+    held = [sample(1000 + i) for i in range(20)]
+    norm = sum(float((v.mean(0) ** 2).sum()) for v in held)
+
+    def err(ae: Autoencoder) -> float:
+        with torch.no_grad():
+            return sum(float(ae_loss(ae, v)) for v in held) / norm
+
+    ae = Autoencoder(seed=0)
+    untrained = err(ae)
+    opt = torch.optim.Adam(ae.parameters(), lr=1e-3)
+    for i in range(400):
+        ae_train_step(ae, opt, sample(i))
+    trained = err(ae)
+    print(f"# relative error: untrained {untrained:.3f}, trained "
+          f"{trained:.3f}")
+    assert trained < 0.25 * untrained, (untrained, trained)
+    # the code is 1/16 of the input
+    assert ae.encode(torch.zeros(256)).numel() == 16
+    # the initial weights depend on the seed only, and leave torch's RNG
+    torch.manual_seed(3)
+    a, x = Autoencoder(seed=0), torch.rand(1)
+    torch.manual_seed(3)
+    assert torch.equal(x, torch.rand(1)), "Autoencoder() used torch's RNG"
+    b = Autoencoder(seed=0)
+    assert all(torch.equal(p, q) for p, q in
+               zip(a.parameters(), b.parameters())), "init not seeded"
+
+
+@test("stage transitions at t1 and t1+t2 on every rank")
+def t_stages() -> None:
+    want = [1] * T1 + [2] * T2 + [3] * (STEPS - T1 - T2)
+    for r, d in enumerate(job()):
+        assert d["stages"] == want, f"rank {r}: {d['stages']} != {want}"
+        s = d["stats"]
+        got = [s[k]["iterations"] for k in ("1", "2", "3")]
+        assert got == [T1, T2, STEPS - T1 - T2], f"rank {r}: {got}"
+        assert s["1"]["sent"] == s["1"]["baseline"], s["1"]
+        assert s["1"]["index"] == 0 and s["2"]["index"] > 0, s
+        assert s["weights"]["sent"] > 0, s
+
+
+@test("top-k indices identical on every rank")
+def t_indices() -> None:
+    ranks = job()
+    for step in range(T1, STEPS):
+        got = [d["indices"][step] for d in ranks]
+        assert got[0], f"step {step}: no indices"
+        assert all(g == got[0] for g in got), f"step {step}: {got}"
+    for step in range(T1):
+        assert ranks[0]["indices"][step] == {}, step
+
+
+@test("replicas bit-identical after stage-3 steps, same stats")
+def t_identical() -> None:
+    ranks = job()
+    ps = [d["params"] for d in ranks]
+    assert all(p == ps[0] for p in ps), ps
+    assert all(d["stats"] == ranks[0]["stats"] for d in ranks)
+    s = ranks[0]["stats"]
+    print(f"# rate: stage 3 {s['3']['rate']:.1f}x, whole run "
+          f"{s['total']['rate']:.2f}x")
+    assert s["3"]["rate"] > 10 and s["total"]["rate"] > 1, s
+
+
+def main() -> int:
+    print("KTAP version 1")
+    print(f"1..{len(TESTS)}")
+    fails = 0
+    for n, (name, fn) in enumerate(TESTS, 1):
+        try:
+            fn()
+            print(f"ok {n} {name}")
+        except Exception:               # noqa: BLE001 - reported
+            fails += 1
+            for ln in traceback.format_exc().rstrip().split("\n"):
+                print(f"# {ln}")
+            print(f"not ok {n} {name}")
+        sys.stdout.flush()
+    print(f"# Totals: pass:{len(TESTS) - fails} fail:{fails} xfail:0 "
+          "xpass:0 skip:0 error:0")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

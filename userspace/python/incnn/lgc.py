@@ -1,0 +1,449 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""LGC, learned gradient compression, ring-allreduce variant
+(Abrahamyan et al., Section V and Algorithm 2), as a DDP comm hook.
+
+    import incnn.torch as it
+    lgc = it.LGCState(model, t1=200, t2=300)       # the paper's defaults
+    ddp.register_comm_hook(lgc, it.lgc_hook)
+    ...
+    lgc.stats()          # bytes per stage, compression rates
+
+Stages, counted in iterations (one iteration = one backward pass; it ends
+with DDP's last bucket):
+  1. it < t1: plain average through incnn's ring allreduce.
+  2. t1 <= it < t1+t2: a rotating leader (rank it % K) selects the top
+     alpha of |accumulated gradient| in every parameter tensor, sends the
+     indices (delta- then zlib-coded) over the process group; every rank
+     sends its values there through incnn's allreduce; rank 0 gathers every
+     rank's vector and trains the 1-D convolutional autoencoder one SGD
+     step (batch 1) per bucket.
+  3. it >= t1+t2: rank 0 broadcasts the trained weights once; then every
+     rank encodes its top-k vector, the codes are averaged by incnn's ring
+     allreduce and every rank decodes the same averaged code with the same
+     weights (bit-identical on every rank).
+Non-selected values stay in a local residual, with DGC's momentum
+correction (u = m u + g; v += u; selected positions of u and v cleared).
+Layer exceptions: the parameters of the model's first module get the
+original gradient averaged; those of its last module get top-k without
+the autoencoder.
+
+The hook is synchronous (it waits for its allreduce): LGC's steps depend
+on the leader's indices, so there is no overlap with backward.
+"""
+
+import math
+import zlib
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+if TYPE_CHECKING:                   # incnn.torch imports this module
+    from .torch import State
+
+__all__ = ["LGCState", "lgc_hook", "Autoencoder"]
+
+STRIDE = 16             # vectors are padded to a multiple of this
+
+
+class Autoencoder(nn.Module):
+    """The paper's 1-D convolutional autoencoder: encoder of 5 conv layers
+    with leaky ReLU between them, decoder of 5 transposed convolutions.
+    A vector of length L (a multiple of 16) becomes a code of L/stride
+    (stride 1, 2, 4, 8 or 16: that many of the first four layers halve
+    the length)."""
+
+    def __init__(self, width: int = 16, seed: int = 0, stride: int = 16):
+        super().__init__()
+        if stride not in (1, 2, 4, 8, 16):
+            raise ValueError(f"incnn.lgc: code stride {stride!r} must be "
+                             "1, 2, 4, 8 or 16")
+        self.stride = stride
+        halve = [i < stride.bit_length() - 1 for i in range(4)]
+        with torch.random.fork_rng():     # the same weights on every rank
+            torch.manual_seed(seed)
+            self.encoder, self.decoder = self._build(width, halve)
+
+    @staticmethod
+    def _build(w: int, halve: List[bool]) -> Tuple[nn.Module, nn.Module]:
+        act = nn.LeakyReLU
+        enc: List[nn.Module] = []
+        dec: List[nn.Module] = [nn.ConvTranspose1d(1, w, 5, 1, 2), act()]
+        for i, h in enumerate(halve):
+            enc += [nn.Conv1d(1 if i == 0 else w, w, 5, 2 if h else 1, 2),
+                    act()]
+        enc.append(nn.Conv1d(w, 1, 5, 1, 2))
+        for i, h in enumerate(reversed(halve)):
+            out = 1 if i == 3 else w
+            dec.append(nn.ConvTranspose1d(w, out, 4, 2, 1) if h else
+                       nn.ConvTranspose1d(w, out, 5, 1, 2))
+            if i < 3:
+                dec.append(act())
+        return nn.Sequential(*enc), nn.Sequential(*dec)
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        """(L,) -> (L/stride,)"""
+        return self.encoder(x.view(1, 1, -1)).view(-1)
+
+    def decode(self, c: torch.Tensor) -> torch.Tensor:
+        """(L/stride,) -> (L,)"""
+        return self.decoder(c.view(1, 1, -1)).view(-1)
+
+
+def padded(n: int) -> int:
+    return max(STRIDE, -(-n // STRIDE) * STRIDE)
+
+
+def ae_loss(ae: Autoencoder, vecs: torch.Tensor) -> torch.Tensor:
+    """The paper's eq. (11): || D(mean_k E(g_k)) - mean_k g_k ||^2 for the
+    rows of @vecs (K x L, L a multiple of 16)."""
+    codes = torch.stack([ae.encode(v) for v in vecs])
+    rec = ae.decode(codes.mean(0))
+    return ((rec - vecs.mean(0)) ** 2).sum()
+
+
+def ae_train_step(ae: Autoencoder, opt: torch.optim.Optimizer,
+                  vecs: torch.Tensor) -> float:
+    with torch.enable_grad():          # DDP's hooks run without grad
+        opt.zero_grad()
+        loss = ae_loss(ae, vecs)
+        loss.backward()
+        opt.step()
+    return float(loss)
+
+
+class _Param:
+    """Per-parameter residual state (v, u of DGC)."""
+    __slots__ = ("kind", "u", "v")
+
+    def __init__(self, kind: str):
+        self.kind = kind            # "dense", "topk", "ae"
+        self.u: Optional[torch.Tensor] = None
+        self.v: Optional[torch.Tensor] = None
+
+
+class LGCState:
+    """LGC's state on one rank (see the module doc).
+
+    model:    the module DDP wraps (its first and last modules with
+              parameters are the layer exceptions); None: no exceptions
+    alpha:    fraction of each parameter's positions selected, in (0, 1]
+              (the paper: 0.1 % = 0.001)
+    t1, t2:   iterations of stage 1 and 2 (>= 0; the paper: ~200, 300)
+    momentum: DGC's momentum correction factor in [0, 1) (use an optimizer
+              without momentum with it, as DGC does; 0: plain residual)
+    ae_lr:    the autoencoder's learning rate (the paper: SGD, 0.001)
+    ae_optim: "sgd" (the paper) or "adam" (converges in the short stage 2
+              of small jobs where SGD at 0.001 does not: docs/lgc.md)
+    code_stride: the code is 1/code_stride of the top-k vector (1..16,
+              powers of 2; the paper gives no figure)
+    feedback: (not in the paper) in stage 3, keep in the residual what the
+              decoder's output missed of this rank's selected values
+              (error feedback: docs/lgc.md), rather than clearing them
+    codec, port, timeout, **kw: for the incnn State made here (codec
+              "auto" sends the codes marked, through the module's codec);
+              or pass state= an existing incnn.torch.State
+    """
+
+    def __init__(self, model: Optional[nn.Module] = None, alpha: float = 0.001,
+                 t1: int = 200, t2: int = 300, momentum: float = 0.9,
+                 ae_lr: float = 0.001, ae_optim: str = "sgd",
+                 codec: str = "none",
+                 port: Optional[int] = None, timeout: Optional[float] = None,
+                 *, state: Optional["State"] = None, width: int = 16,
+                 seed: int = 0, feedback: bool = False,
+                 code_stride: int = 16, **kw: Any):
+        if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
+            raise ValueError(f"incnn.lgc: alpha {alpha!r} must be in (0, 1]")
+        for name, t in (("t1", t1), ("t2", t2)):
+            if not isinstance(t, int) or t < 0:
+                raise ValueError(f"incnn.lgc: {name} {t!r} must be an "
+                                 "integer >= 0")
+        if not 0 <= momentum < 1:
+            raise ValueError(f"incnn.lgc: momentum {momentum!r} must be in "
+                             "[0, 1)")
+        if not ae_lr > 0:
+            raise ValueError(f"incnn.lgc: ae_lr {ae_lr!r} must be > 0")
+        if code_stride not in (1, 2, 4, 8, 16):
+            raise ValueError(f"incnn.lgc: code_stride {code_stride!r} must "
+                             "be 1, 2, 4, 8 or 16")
+        if ae_optim not in ("sgd", "adam"):
+            raise ValueError(f"incnn.lgc: ae_optim {ae_optim!r} must be "
+                             "'sgd' or 'adam'")
+        if dist.is_available() and dist.is_initialized():
+            ws = dist.get_world_size(kw.get("process_group"))
+            if ws < 2:
+                raise ValueError(f"incnn.lgc: world size {ws} must be >= 2 "
+                                 "(LGC averages over ranks)")
+        from .torch import State
+        self.state = state if state is not None else \
+            State(codec=codec, port=port, timeout=timeout, **kw)
+        self._own_state = state is None
+        self.rank, self.world_size = self.state.rank, self.state.world_size
+        if self.world_size < 2:
+            raise ValueError(f"incnn.lgc: world size {self.world_size} must "
+                             "be >= 2 (LGC averages over ranks)")
+        self.group = self.state.process_group
+        self.alpha, self.t1, self.t2 = float(alpha), t1, t2
+        self.momentum = float(momentum)
+        self.feedback = bool(feedback)
+        self.ae = Autoencoder(width, seed, code_stride)
+        opt = torch.optim.SGD if ae_optim == "sgd" else torch.optim.Adam
+        self.ae_opt = opt(self.ae.parameters(), lr=ae_lr)
+        self.iteration = 0
+        self.ae_loss: List[float] = []          # rank 0, stage 2
+        # the same relative to ||mean g||^2 (1: no better than zeros)
+        self.ae_rel_error: List[float] = []
+        self.last_indices: Dict[int, torch.Tensor] = {}  # bucket -> indices
+        self._kinds: Dict[int, str] = {}
+        if model is not None:
+            mods = [m for m in model.modules()
+                    if any(True for _ in m.parameters(recurse=False))]
+            for p in mods[-1].parameters(recurse=False):
+                self._kinds[id(p)] = "topk"
+            for p in mods[0].parameters(recurse=False):
+                self._kinds[id(p)] = "dense"
+        self._params: Dict[int, _Param] = {}
+        self._broadcast_done = False
+        self._stats = {s: {"sent": 0, "baseline": 0, "index": 0,
+                           "iterations": 0} for s in ("1", "2", "3")}
+        self._stats["weights"] = {"sent": 0}
+
+    def __repr__(self) -> str:
+        return (f"<incnn.LGCState rank {self.rank}/{self.world_size} "
+                f"alpha {self.alpha} t1 {self.t1} t2 {self.t2} "
+                f"iteration {self.iteration} stage {self.stage}>")
+
+    @property
+    def stage(self) -> int:
+        it = self.iteration
+        return 1 if it < self.t1 else 2 if it < self.t1 + self.t2 else 3
+
+    def close(self) -> None:
+        if self._own_state:
+            self.state.close()
+
+    # --- rates ---------------------------------------------------------
+    def stats(self) -> Dict[str, Any]:
+        """Bytes over every rank (the same figures on every rank):
+        per stage the fp32 bytes every rank sent into the allreduce
+        (and gathers), the index bytes, the baseline (a plain fp32
+        allreduce of the same buckets), and the rates baseline/sent
+        for the whole run and stage 3 alone."""
+        s = {k: dict(v) for k, v in self._stats.items()}
+        sent = sum(s[k]["sent"] for k in ("1", "2", "3")) + \
+            s["weights"]["sent"]
+        base = sum(s[k]["baseline"] for k in ("1", "2", "3"))
+        s["total"] = {"sent": sent, "baseline": base,
+                      "rate": base / sent if sent else 0.0}
+        s3 = s["3"]
+        s3["rate"] = s3["baseline"] / s3["sent"] if s3["sent"] else 0.0
+        s["iteration"] = self.iteration
+        return s
+
+    # --- helpers -------------------------------------------------------
+    def _param(self, p: torch.Tensor) -> _Param:
+        st = self._params.get(id(p))
+        if st is None:
+            st = self._params[id(p)] = _Param(self._kinds.get(id(p), "ae"))
+        return st
+
+    def _k(self, n: int) -> int:
+        return min(n, max(1, math.ceil(self.alpha * n)))
+
+    def _broadcast_bytes(self, data: bytes, scale: float) -> \
+            Tuple[bytes, float]:
+        """The leader's index bytes and scale to every rank (gloo)."""
+        leader = self.iteration % self.world_size
+        hdr = torch.zeros(2, dtype=torch.float64)
+        if self.rank == leader:
+            hdr[0], hdr[1] = len(data), scale
+        dist.broadcast(hdr, leader, group=self.group)
+        n = int(hdr[0])
+        buf = torch.zeros(n, dtype=torch.uint8)
+        if self.rank == leader:
+            buf.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+        dist.broadcast(buf, leader, group=self.group)
+        return buf.numpy().tobytes(), float(hdr[1])
+
+    def _allreduce_mean(self, t: torch.Tensor) -> torch.Tensor:
+        if t.numel():
+            self.state.submit(t, divide=True).wait()
+        return t
+
+    def _broadcast_weights(self) -> None:
+        flat = torch.cat([p.detach().reshape(-1)
+                          for p in self.ae.parameters()])
+        dist.broadcast(flat, 0, group=self.group)
+        off = 0
+        with torch.no_grad():
+            for p in self.ae.parameters():
+                p.copy_(flat[off:off + p.numel()].view_as(p))
+                off += p.numel()
+        self._stats["weights"]["sent"] += 4 * flat.numel() * \
+            (self.world_size - 1)
+        self._broadcast_done = True
+
+    # --- one bucket ----------------------------------------------------
+    def process(self, bucket: dist.GradBucket) -> torch.Tensor:
+        buf = bucket.buffer()
+        stage = self.stage
+        K = self.world_size
+        st = self._stats[str(stage)]
+        st["baseline"] += 4 * buf.numel() * K
+        if bucket.is_last():
+            st["iterations"] += 1
+        if stage == 1 or buf.dtype != torch.float32:
+            self._allreduce_mean(buf)
+            st["sent"] += 4 * buf.numel() * K
+            return buf
+        if stage == 3 and not self._broadcast_done:
+            self._broadcast_weights()
+        out = self._sparse(bucket, buf, stage, st)
+        buf.copy_(out)
+        return buf
+
+    def _select(self, bucket: dist.GradBucket, buf: torch.Tensor
+                ) -> Tuple[List[Tuple[_Param, int, int]], torch.Tensor]:
+        """Update the residuals; this rank's top-k of every sparse tensor
+        as bucket offsets (int64, ascending)."""
+        layout = []
+        idx: List[torch.Tensor] = []
+        off = 0
+        for p in bucket.parameters():
+            n = p.numel()
+            ps = self._param(p)
+            layout.append((ps, off, n))
+            if ps.kind != "dense":
+                g = buf[off:off + n]
+                if ps.v is None:
+                    ps.u, ps.v = torch.zeros_like(g), torch.zeros_like(g)
+                ps.u.mul_(self.momentum).add_(g)
+                ps.v.add_(ps.u)
+                k = self._k(n)
+                top = ps.v.abs().topk(k, sorted=False).indices
+                idx.append(top.sort().values + off)
+            off += n
+        return layout, (torch.cat(idx) if idx else
+                        torch.zeros(0, dtype=torch.int64))
+
+    def _share(self, layout: List[Tuple[_Param, int, int]],
+               idx: torch.Tensor, st: Dict[str, int]
+               ) -> Tuple[torch.Tensor, float]:
+        """The leader's positions (delta- and deflate-coded) and scale
+        (the RMS of its selected autoencoder values) to every rank."""
+        data, scale = b"", 0.0
+        if self.rank == self.iteration % self.world_size:
+            d = torch.diff(idx, prepend=torch.zeros(1, dtype=torch.int64))
+            data = zlib.compress(d.to(torch.int32).numpy().tobytes(), 9)
+            sc = [ps.v[idx[(idx >= o) & (idx < o + n)] - o]
+                  for ps, o, n in layout if ps.kind == "ae"]
+            c = torch.cat(sc) if sc else torch.zeros(0)
+            scale = float(c.pow(2).mean().sqrt()) if c.numel() else 0.0
+        data, scale = self._broadcast_bytes(data, scale)
+        # the index bytes and the scale (fp32) count; the length does not
+        # (a framed stream carries it)
+        st["index"] += len(data) + 4
+        st["sent"] += len(data) + 4
+        idx = torch.frombuffer(bytearray(zlib.decompress(data)),
+                               dtype=torch.int32).to(torch.int64).cumsum(0)
+        return idx, scale
+
+    def _sparse(self, bucket: dist.GradBucket, buf: torch.Tensor, stage: int,
+                st: Dict[str, int]) -> torch.Tensor:
+        layout, idx = self._select(bucket, buf)
+        idx, scale = self._share(layout, idx, st)
+        self.last_indices[bucket.index()] = idx
+        dense, sel, vals_ae, vals_tk = [], [], [], []
+        for ps, o, n in layout:
+            if ps.kind == "dense":
+                dense.append(buf[o:o + n])
+                continue
+            i = idx[(idx >= o) & (idx < o + n)] - o
+            sel.append((ps, o, i))
+            (vals_ae if ps.kind == "ae" else vals_tk).append(ps.v[i].clone())
+            ps.v[i] = 0
+            ps.u[i] = 0
+        z = buf.new_zeros(0)
+        dv = torch.cat(dense) if dense else z
+        tv = torch.cat(vals_tk) if vals_tk else z
+        av = torch.cat(vals_ae) if vals_ae else z
+        L = av.numel()
+        code = av
+        if stage == 2 and L:
+            self._train(av, scale)
+        elif stage == 3 and L:
+            x = buf.new_zeros(padded(L))
+            x[:L] = av / scale if scale > 0 else av
+            with torch.no_grad():
+                code = self.ae.encode(x).contiguous()
+        msg = self._allreduce_mean(torch.cat([dv, tv, code]))
+        st["sent"] += 4 * msg.numel() * self.world_size
+        b = dv.numel() + tv.numel()
+        rav = msg[b:]
+        if stage == 3 and L:
+            with torch.no_grad():
+                rav = self.ae.decode(rav)[:L]
+            if scale > 0:
+                rav = rav * scale
+        return self._place(buf, layout, sel, msg[:b], rav,
+                           av if stage == 3 and self.feedback else None)
+
+    @staticmethod
+    def _place(buf: torch.Tensor, layout: List[Tuple[_Param, int, int]],
+               sel: List[Tuple[_Param, int, torch.Tensor]],
+               plain: torch.Tensor, rav: torch.Tensor,
+               own: Optional[torch.Tensor]) -> torch.Tensor:
+        """The bucket's new content: averaged dense and top-k values,
+        reconstructed autoencoder values, zeros elsewhere. @own: this
+        rank's autoencoder values, to keep what the decoder missed."""
+        out = torch.zeros_like(buf)
+        j = 0
+        for ps, o, n in layout:
+            if ps.kind == "dense":
+                out[o:o + n] = plain[j:j + n]
+                j += n
+        pa = 0
+        for ps, o, i in sel:
+            m = i.numel()
+            if ps.kind == "ae":
+                out[o + i] = rav[pa:pa + m]
+                if own is not None:
+                    ps.v[i] += own[pa:pa + m] - rav[pa:pa + m]
+                pa += m
+            else:
+                out[o + i] = plain[j:j + m]
+                j += m
+        return out
+
+    def _train(self, av: torch.Tensor, scale: float) -> None:
+        """Stage 2: rank 0 gathers every rank's selected values and takes
+        one SGD step of the autoencoder (batch 1: one bucket)."""
+        K, L = self.world_size, av.numel()
+        x = av.new_zeros(padded(L))
+        x[:L] = av / scale if scale > 0 else av
+        gl = [torch.zeros_like(x) for _ in range(K)] if self.rank == 0 \
+            else None
+        dist.gather(x, gl, 0, group=self.group)
+        self._stats["2"]["sent"] += 4 * L * (K - 1)
+        if self.rank == 0:
+            vecs = torch.stack(gl)
+            ref = float(vecs.mean(0).pow(2).sum())
+            loss = ae_train_step(self.ae, self.ae_opt, vecs)
+            self.ae_loss.append(loss)
+            self.ae_rel_error.append(loss / ref if ref > 0 else 0.0)
+
+
+def lgc_hook(state: LGCState, bucket: dist.GradBucket
+             ) -> torch.futures.Future[torch.Tensor]:
+    """DDP communication hook: LGC (see the module doc). Synchronous:
+    the returned future is complete (or carries the error)."""
+    fut: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+    try:
+        fut.set_result(state.process(bucket))
+    except Exception as e:                  # noqa: BLE001 - to the future
+        fut.set_exception(e)
+    if bucket.is_last():
+        state.iteration += 1
+    return fut.then(lambda f: f.value())
