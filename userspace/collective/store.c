@@ -297,6 +297,8 @@ static const char *srv_kind_name(uint32_t kind)
 		return "incnn_allreduce_ps";
 	case COLL_CALL_GATHER:
 		return "incnn_comm_allgather_meta";
+	case COLL_CALL_THC:
+		return "incnn_allreduce_thc";
 	default:
 		return "an unknown call";
 	}
