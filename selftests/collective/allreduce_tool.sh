@@ -76,6 +76,14 @@ all(r["wire_bytes"] == 2 * 3 * r["bytes"] // 4 for r in d["results"])' &&
 	PY
 }
 
+thc_ps() {
+	"$tool" -n 3 -b 4K -e 64K -f 16 -i 1 -w 1 --method thc --algo ps \
+		--check --json >"$tmp/tp.json" &&
+	json_check "$tmp/tp.json" '
+d["method"] == "thc" and d["algo"] == "ps" and d["tos"] == 0 and
+all(r["identical"] and r["wire_bytes"] > 0 for r in d["results"])'
+}
+
 one_rank() {
 	"$tool" -n 1 -b 4 -e 64 -f 4 -i 1 -w 0 --json >"$tmp/o.json" &&
 	json_check "$tmp/o.json" '
@@ -193,7 +201,6 @@ bad_args() {
 		--model alexnet --backward-ms -1
 		--model alexnet --bucket-mb 0
 		--method thx
-		--method thc --algo ps
 		--method thc --model alexnet
 	EOF
 }
@@ -215,6 +222,7 @@ check "ring, inceptionn 2^-10 emulated, 3 ranks" emulation ring inceptionn 2^-10
 check "ring, trunc 16 bits emulated" emulation ring trunc 16 4
 check "ps, ebq 2^-6 emulated, 4 ranks" emulation ps ebq 2^-6 4
 check "--method thc: --check, unmarked, wire_bytes under 1/4 of none's" method_thc
+check "--method thc --algo ps: --check" thc_ps
 check "one rank" one_rank
 check "job from MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, 3 commands" env_job
 check "a rank that never starts: one-line errors naming it" missing_rank

@@ -109,6 +109,7 @@ enum coll_call_kind {
 	COLL_CALL_PS,
 	COLL_CALL_GATHER,
 	COLL_CALL_THC,		/* the THC ring data phase (thc_comm.c) */
+	COLL_CALL_THC_PS,	/* THC through rank 0 */
 };
 
 /* Data connection identification (sent unmarked by the connecting side). */
@@ -446,6 +447,10 @@ COLL_HIDDEN int incnn_coll_ring_exchange(struct incnn_comm *c,
 					 const void *sbuf, size_t slen,
 					 void *rbuf, size_t rlen);
 COLL_HIDDEN int incnn_coll_call_finish(struct incnn_comm *c);
+/* The same with any two data sockets (@speer, @rpeer: for messages). */
+COLL_HIDDEN int incnn_coll_exchange(struct incnn_comm *c, int sfd, int speer,
+				    const void *sbuf, size_t slen, int rfd,
+				    int rpeer, void *rbuf, size_t rlen);
 /* Set up / free the communicator's THC state (thc_comm.c). */
 COLL_HIDDEN int incnn_coll_thc_init(struct incnn_comm *c,
 				    const struct coll_cfg *k, char *err,

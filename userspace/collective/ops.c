@@ -747,9 +747,8 @@ int incnn_allreduce_ps(struct incnn_comm *c, float *buf, size_t n)
 	struct op_ctx o = { .c = c };
 	int ret;
 
-	/* the same on every rank (configuration): no job failure needed */
 	if (c && c->method == INCNN_COLL_METHOD_THC)
-		return -EOPNOTSUPP;
+		return incnn_allreduce_thc_ps(c, buf, n);
 	ret = op_check_args(c, buf, n);
 
 	if (ret)
@@ -786,8 +785,18 @@ int incnn_coll_call_finish(struct incnn_comm *c)
 int incnn_coll_ring_exchange(struct incnn_comm *c, const void *sbuf,
 			     size_t slen, void *rbuf, size_t rlen)
 {
+	return incnn_coll_exchange(c, c->link.ring_send_fd,
+				   (c->rank + 1) % c->world, sbuf, slen,
+				   c->link.ring_recv_fd,
+				   (c->rank + c->world - 1) % c->world, rbuf,
+				   rlen);
+}
+
+int incnn_coll_exchange(struct incnn_comm *c, int sfd, int speer,
+			const void *sbuf, size_t slen, int rfd, int rpeer,
+			void *rbuf, size_t rlen)
+{
 	struct op_ctx o = { .c = c, .rx_total = rlen, .last = coll_now_ms() };
-	const int sfd = c->link.ring_send_fd, rfd = c->link.ring_recv_fd;
 	size_t sb = 0, rb = 0;
 	ssize_t k;
 	int ret;
@@ -808,8 +817,7 @@ int incnn_coll_ring_exchange(struct incnn_comm *c, const void *sbuf,
 				pfd[np++] = (struct pollfd){ .fd = sfd,
 							     .events = POLLOUT };
 			} else {
-				return op_send_error(&o, (c->rank + 1) % c->world,
-						     errno);
+				return op_send_error(&o, speer, errno);
 			}
 		}
 		if (rb < rlen) {
@@ -822,15 +830,14 @@ int incnn_coll_ring_exchange(struct incnn_comm *c, const void *sbuf,
 				pfd[np++] = (struct pollfd){ .fd = rfd,
 							     .events = POLLIN };
 			} else {
-				return op_recv_error(&o, (c->rank + c->world - 1) %
-						     c->world, k, errno);
+				return op_recv_error(&o, rpeer, k, errno);
 			}
 		}
 		if (progress) {
 			o.last = coll_now_ms();
 			continue;
 		}
-		ret = op_poll(&o, pfd, np, "in the THC ring");
+		ret = op_poll(&o, pfd, np, "exchanging THC data");
 		if (ret)
 			return ret;
 	}

@@ -268,6 +268,75 @@ int incnn_allreduce_thc(struct incnn_comm *c, float *buf, size_t n)
 	return ret;
 }
 
+/* Rank 0: every worker's indices in, the sums (@L-bit lanes) out. */
+static int tc_ps_root(struct tc_run *x, int L)
+{
+	struct incnn_comm *c = x->c;
+	size_t ib = incnn_thc_idx_bytes(x->t, x->n), lb = x->P * (size_t)L / 8;
+	unsigned int w;
+	int ret;
+
+	ret = incnn_thc_add_idx(x->t, x->lanes, (unsigned int)L, NULL, 0, 0,
+				x->idx, x->P);
+	for (w = 1; !ret && w < x->N; w++) {
+		/* the work area is free until the decode */
+		ret = incnn_coll_exchange(c, -1, 0, NULL, 0, c->link.ps_fds[w],
+					  (int)w, x->work, ib);
+		if (ret)
+			return ret;
+		ret = incnn_thc_add_idx(x->t, x->lanes, (unsigned int)L,
+					x->lanes, (unsigned int)L, w,
+					(const uint8_t *)x->work, x->P);
+	}
+	if (ret)
+		return incnn_coll_fail(c, ret, false, "THC: summing indices: %s",
+				       strerror(-ret));
+	for (w = 1; w < x->N; w++) {
+		ret = incnn_coll_exchange(c, c->link.ps_fds[w], (int)w,
+					  x->lanes, lb, -1, 0, NULL, 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int incnn_allreduce_thc_ps(struct incnn_comm *c, float *buf, size_t n)
+{
+	struct tc_run x = { .c = c };
+	int ret = tc_check(c, buf, n), L;
+
+	if (ret || c->world == 1 || !n)
+		return ret;
+	x.t = c->thc.t;
+	x.n = n;
+	x.P = incnn_thc_padded(x.t, n);
+	x.nblk = incnn_thc_nblocks(x.t, n);
+	x.b = incnn_thc_params(x.t)->bits;
+	x.N = (unsigned int)c->world;
+	x.r = (unsigned int)c->rank;
+	x.nonce = ++c->thc.calls;
+	L = incnn_thc_ring_bits(x.t, x.N, x.N - 1);
+	ret = tc_alloc(&x);
+	if (!ret)
+		ret = tc_encode(&x, buf);
+	if (ret)
+		return ret;
+	ret = incnn_coll_call_begin(c, COLL_CALL_THC_PS, n);
+	if (ret <= 0)
+		return ret;
+	if (c->rank == 0)
+		ret = tc_ps_root(&x, L);
+	else
+		ret = incnn_coll_exchange(c, c->link.ps_fd, 0, x.idx,
+					  incnn_thc_idx_bytes(x.t, n), c->link.ps_fd,
+					  0, x.lanes, x.P * (size_t)L / 8);
+	if (!ret)
+		ret = incnn_coll_call_finish(c);
+	if (!ret)
+		ret = tc_decode(&x, buf);
+	return ret;
+}
+
 int incnn_coll_thc_init(struct incnn_comm *c, const struct coll_cfg *k,
 			char *err, size_t errlen)
 {

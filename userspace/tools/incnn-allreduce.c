@@ -123,7 +123,7 @@ static void usage(FILE *f)
 "                     share of MS by FLOPs (default 0: all ready at once)\n"
 "      --bucket-mb MB fixed schedule's bucket size in MiB (default 25)\n"
 "      --method M     compression inside the collective: none (default)\n"
-"                     or thc (4-bit THC over the ring, unmarked sockets;\n"
+"                     or thc (4-bit THC, ring or ps, unmarked sockets;\n"
 "                     no error budget: max_err is reported, not checked)\n"
 "      --check        exit 1 unless every result is bit-identical across\n"
 "                     ranks and within the error budget\n"
@@ -352,8 +352,8 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	if ((sched || o->backward_ms > 0 ||
 	     o->bucket_bytes != INCNN_WFBP_DEFAULT_BUCKET_BYTES) && !o->model)
 		return usage_err("--schedule, --backward-ms and --bucket-mb need --model");
-	if (o->method == INCNN_COLL_METHOD_THC && (o->co.ps || o->model))
-		return usage_err("--method thc: only the ring size sweep (not --algo ps or --model)");
+	if (o->method == INCNN_COLL_METHOD_THC && o->model)
+		return usage_err("--method thc: only the size sweep (not --model)");
 	if (o->minb / 4 > o->maxb / 4)
 		return usage_err("-b %llu is larger than -e %llu",
 				 (unsigned long long)o->minb,

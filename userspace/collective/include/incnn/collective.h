@@ -256,9 +256,16 @@ int incnn_allreduce(struct incnn_comm *comm, float *buf, size_t n);
  * store).
  */
 int incnn_allreduce_thc(struct incnn_comm *comm, float *buf, size_t n);
+/*
+ * THC's worker-aggregator (the paper's PS): workers send their b-bit
+ * indices to rank 0, which sums table values as integers (lanes for N
+ * workers, 8 bits for N <= 8 at g = 30) and sends the sums back; every
+ * rank decodes. Bit-identical to incnn_allreduce_thc()'s result.
+ */
+int incnn_allreduce_thc_ps(struct incnn_comm *comm, float *buf, size_t n);
 
-/* The same through rank 0 (worker-aggregator baseline, see above); not
- * for a THC communicator yet (-EOPNOTSUPP). */
+/* The same through rank 0 (worker-aggregator baseline, see above); on a
+ * THC communicator it is incnn_allreduce_thc_ps(). */
 int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
 
 /*
