@@ -226,6 +226,32 @@ TEST(thc_unmarked)
 	}
 }
 
+static void marked_fn(struct rank_ctx *x)
+{
+	float v[3] = { 1, 2, 3 };
+
+	x->ret = incnn_allreduce_thc(x->comm, v, 3);
+}
+
+/* THC payloads never go on marked sockets: the call fails the job */
+TEST(thc_refuses_marked)
+{
+	struct rank_ctx x[MAX_RANKS];
+	struct job j;
+	int r;
+
+	job_init(&j, 2);
+	j.cfg.tos = 0x28;
+	j.fn = marked_fn;
+	ASSERT_EQ(0, job_run(&j, x));
+	for (r = 0; r < 2; r++) {
+		ASSERT_EQ(0, x[r].create_ret) TH_LOG("%s", x[r].create_err);
+		EXPECT_NE(0, x[r].ret);
+		EXPECT_NE(NULL, strstr(x[r].err, "unmarked")) TH_LOG("%s",
+								   x[r].err);
+	}
+}
+
 static int bad(struct incnn_comm_config *cfg, char *err, size_t len)
 {
 	struct incnn_comm *c = (void *)1;

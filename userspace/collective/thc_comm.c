@@ -219,6 +219,11 @@ static int tc_check(struct incnn_comm *c, const float *buf, size_t n)
 		return -EINVAL;
 	if (c->err)
 		return c->err;
+	/* indices and lanes on a marked socket: the module would mangle them */
+	if (c->tos)
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "THC needs unmarked data connections, these have ToS 0x%02x: use method thc or tos 0",
+				       c->tos);
 	if (!c->thc.t) {
 		incnn_thc_params_default(&p);
 		ret = incnn_thc_create(&c->thc.t, &p, msg, sizeof(msg));

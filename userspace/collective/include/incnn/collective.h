@@ -250,8 +250,9 @@ int incnn_allreduce(struct incnn_comm *comm, float *buf, size_t n);
 /*
  * A THC communicator's incnn_allreduce() is incnn_allreduce_thc(): the
  * same sum, estimated by THC over the ring (docs/thc.md): replicas are
- * bit-identical, the error is THC's. Callable directly on any
- * communicator. Errors as incnn_allreduce(), and -EINVAL for a bucket of
+ * bit-identical, the error is THC's. Callable directly on a communicator
+ * with unmarked data connections (tos 0; else -EINVAL, the job fails).
+ * Errors as incnn_allreduce(), and -EINVAL for a bucket of
  * more than 16384 RHT blocks (the max-norm agreement goes through the
  * store).
  */
