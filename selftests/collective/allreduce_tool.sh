@@ -54,6 +54,36 @@ all(r['budget'] is None or r['max_abs_err'] <= r['budget']
     for r in d['results'])"
 }
 
+# --method thc: identical replicas (--check), tos 0, and wire_bytes below
+# a quarter of the fp32 ring's (4-bit indices, then 8-bit lanes for N <= 8)
+method_thc() {
+	"$tool" -n 4 -b 4K -e 256K -f 8 -i 1 -w 1 --method thc --check \
+		--json >"$tmp/t.json" &&
+	"$tool" -n 4 -b 4K -e 256K -f 8 -i 1 -w 1 --method none \
+		--json >"$tmp/n.json" &&
+	json_check "$tmp/n.json" '
+d["method"] == "none" and
+all(r["wire_bytes"] == 2 * 3 * r["bytes"] // 4 for r in d["results"])' &&
+	python3 - "$tmp/t.json" "$tmp/n.json" <<-'PY'
+		import json, sys
+		t, n = (json.load(open(f)) for f in sys.argv[1:])
+		assert t["method"] == "thc" and t["tos"] == 0, t
+		for a, b in zip(t["results"], n["results"]):
+		    assert a["identical"] and a["budget"] is None, a
+		    assert 0 < a["wire_bytes"] * 4 < b["wire_bytes"], (a, b)
+		    print("# %d B: wire %d vs %d" % (a["bytes"], a["wire_bytes"],
+		                                    b["wire_bytes"]))
+	PY
+}
+
+thc_ps() {
+	"$tool" -n 3 -b 4K -e 64K -f 16 -i 1 -w 1 --method thc --algo ps \
+		--check --json >"$tmp/tp.json" &&
+	json_check "$tmp/tp.json" '
+d["method"] == "thc" and d["algo"] == "ps" and d["tos"] == 0 and
+all(r["identical"] and r["wire_bytes"] > 0 for r in d["results"])'
+}
+
 one_rank() {
 	"$tool" -n 1 -b 4 -e 64 -f 4 -i 1 -w 0 --json >"$tmp/o.json" &&
 	json_check "$tmp/o.json" '
@@ -170,6 +200,8 @@ bad_args() {
 		--model alexnet --schedule tree
 		--model alexnet --backward-ms -1
 		--model alexnet --bucket-mb 0
+		--method thx
+		--method thc --model alexnet
 	EOF
 }
 
@@ -189,6 +221,8 @@ check "ring, ebq 2^-8 emulated: --check passes, error within 4 * 2^-8" emulation
 check "ring, inceptionn 2^-10 emulated, 3 ranks" emulation ring inceptionn 2^-10 3
 check "ring, trunc 16 bits emulated" emulation ring trunc 16 4
 check "ps, ebq 2^-6 emulated, 4 ranks" emulation ps ebq 2^-6 4
+check "--method thc: --check, unmarked, wire_bytes under 1/4 of none's" method_thc
+check "--method thc --algo ps: --check" thc_ps
 check "one rank" one_rank
 check "job from MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, 3 commands" env_job
 check "a rank that never starts: one-line errors naming it" missing_rank

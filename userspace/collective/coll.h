@@ -55,6 +55,8 @@ struct coll_cfg {
 	int sockbuf;
 	enum incnn_coll_codec_mode codec_mode;
 	unsigned int codec_id, codec_param;
+	enum incnn_coll_method method;
+	int thc_bits, thc_gran;
 };
 
 /* 0, or -EINVAL / -EHOSTUNREACH with a one-line message in @err */
@@ -106,6 +108,8 @@ enum coll_call_kind {
 	COLL_CALL_RING = 1,
 	COLL_CALL_PS,
 	COLL_CALL_GATHER,
+	COLL_CALL_THC,		/* the THC ring data phase (thc_comm.c) */
+	COLL_CALL_THC_PS,	/* THC through rank 0 */
 };
 
 /* Data connection identification (sent unmarked by the connecting side). */
@@ -348,6 +352,16 @@ struct incnn_comm {
 	float *stage;
 	size_t stage_cap;	/* floats */
 
+	/* compression inside the collective (thc_comm.c) */
+	enum incnn_coll_method method;
+	uint64_t wire_sent;	/* bytes sent on data connections */
+	struct {
+		struct incnn_thc *t;	/* THC communicator, or lazily */
+		uint64_t calls;		/* nonce of the next call */
+		uint8_t *mem;		/* scratch, see thc_comm.c */
+		size_t mem_cap;
+	} thc;
+
 	/* first error: 0 or -errno, and its message */
 	int err;
 	char errmsg[COLL_MSG_LEN];
@@ -423,6 +437,26 @@ COLL_HIDDEN int incnn_coll_store_send(struct incnn_comm *c, uint16_t type,
  * RESULT of the current call sets got_result. 0 or the error.
  */
 COLL_HIDDEN int incnn_coll_store_pump(struct incnn_comm *c);
+/* Calls in pieces, for thc_comm.c (ops.c): begin a call of @kind and
+ * @count (1: go on, 0: one rank, or the error); exchange one ring step
+ * (send @slen bytes to the successor while receiving @rlen from the
+ * predecessor); finish (DONE, wait for every rank). */
+COLL_HIDDEN int incnn_coll_call_begin(struct incnn_comm *c, uint32_t kind,
+				      uint64_t count);
+COLL_HIDDEN int incnn_coll_ring_exchange(struct incnn_comm *c,
+					 const void *sbuf, size_t slen,
+					 void *rbuf, size_t rlen);
+COLL_HIDDEN int incnn_coll_call_finish(struct incnn_comm *c);
+/* The same with any two data sockets (@speer, @rpeer: for messages). */
+COLL_HIDDEN int incnn_coll_exchange(struct incnn_comm *c, int sfd, int speer,
+				    const void *sbuf, size_t slen, int rfd,
+				    int rpeer, void *rbuf, size_t rlen);
+/* Set up / free the communicator's THC state (thc_comm.c). */
+COLL_HIDDEN int incnn_coll_thc_init(struct incnn_comm *c,
+				    const struct coll_cfg *k, char *err,
+				    size_t errlen);
+COLL_HIDDEN void incnn_coll_thc_free(struct incnn_comm *c);
+
 /* Close a socket so that the peer sees a reset. */
 COLL_HIDDEN void incnn_coll_close_rst(int *fd);
 

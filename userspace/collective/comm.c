@@ -142,6 +142,7 @@ static void cm_teardown(struct incnn_comm *c)
 	if (c->store.server)
 		incnn_coll_server_stop(c->store.server, c->timeout_ms);
 	incnn_coll_q_free(&c->codec.q);
+	incnn_coll_thc_free(c);
 	incnn_coll_buf_free(&c->store.in);
 	incnn_coll_buf_free(&c->store.out);
 	incnn_coll_buf_free(&c->store.result);
@@ -378,6 +379,13 @@ int incnn_comm_create(struct incnn_comm **out,
 			close(k.store_fd);
 		cm_msg(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	ret = incnn_coll_thc_init(c, &k, err, errlen);
+	if (ret) {
+		if (k.store_fd >= 0)
+			close(k.store_fd);
+		cm_teardown(c);
+		return ret;
 	}
 	deadline = coll_now_ms() + c->init_timeout_ms;
 	ret = c->rank == 0 ? cm_start_store(c, &k) : 0;

@@ -69,6 +69,10 @@ static const struct cm_num cm_nums[] = {
 	CM_NUM("INCNN_INIT_TIMEOUT_MS", "init timeout", "1..86400000 ms",
 	       init_timeout_ms, false, 1, 1, 86400000,
 	       INCNN_COLL_DEFAULT_INIT_TIMEOUT_MS),
+	CM_NUM("INCNN_THC_BITS", "THC bits", "1..8", thc_bits, false, 1, 1,
+	       8, 4),
+	CM_NUM("INCNN_THC_GRAN", "THC granularity", "1..255", thc_gran,
+	       false, 1, 1, 255, 30),
 	CM_NUM("INCNN_SOCKBUF", "socket buffer", "0..2^30 bytes", sockbuf,
 	       false, 0, 0, 1L << 30, INCNN_COLL_DEFAULT_SOCKBUF),
 };
@@ -292,6 +296,42 @@ static int cm_resolve_codec(const struct incnn_comm_config *cfg,
 	return 0;
 }
 
+/* "none", "thc", "gradiveq"; THC/GradiVeQ force ToS 0 (unmarked) */
+static int cm_resolve_method(const struct incnn_comm_config *cfg,
+			     struct coll_cfg *k, char *err, size_t errlen)
+{
+	static const char *const names[] = { "", "none", "thc", "gradiveq" };
+	const char *s = cm_env("INCNN_METHOD");
+	unsigned int m = cfg->method;
+
+	if (m == INCNN_COLL_METHOD_UNSET && s) {
+		for (m = INCNN_COLL_METHOD_NONE;
+		     m <= INCNN_COLL_METHOD_GRADIVEQ; m++)
+			if (!strcmp(s, names[m]))
+				break;
+		if (m > INCNN_COLL_METHOD_GRADIVEQ) {
+			cm_msg(err, errlen,
+			       "INCNN_METHOD=%s: want none, thc or gradiveq", s);
+			return -EINVAL;
+		}
+	}
+	if (m == INCNN_COLL_METHOD_UNSET)
+		m = INCNN_COLL_METHOD_NONE;
+	if (m > INCNN_COLL_METHOD_GRADIVEQ) {
+		cm_msg(err, errlen, "unknown method %u", m);
+		return -EINVAL;
+	}
+	if (m == INCNN_COLL_METHOD_GRADIVEQ) {
+		cm_msg(err, errlen,
+		       "method gradiveq is not wired into the communicator yet");
+		return -EINVAL;
+	}
+	k->method = (enum incnn_coll_method)m;
+	if (m != INCNN_COLL_METHOD_NONE)
+		k->tos = 0;	/* not fp32 streams: never marked */
+	return 0;
+}
+
 int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 			      struct coll_cfg *k, char *err, size_t errlen)
 {
@@ -320,7 +360,8 @@ int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 		if (ret)
 			return ret;
 	}
-	return cm_resolve_codec(cfg, k, err, errlen);
+	ret = cm_resolve_codec(cfg, k, err, errlen);
+	return ret ? ret : cm_resolve_method(cfg, k, err, errlen);
 }
 
 void incnn_comm_config_init(struct incnn_comm_config *cfg)

@@ -342,6 +342,7 @@ static int ring_send(struct ring_run *rr)
 	if (k <= 0)
 		return op_send_error(rr->o, rr->succ, errno);
 	rr->sbytes += (size_t)k;
+	rr->c->wire_sent += (uint64_t)k;
 	rr->o->moved += (uint64_t)k;
 	rr->progress = true;
 	if (rr->sbytes == len) {
@@ -493,7 +494,11 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
 {
 	struct op_ctx o = { .c = c };
-	int ret = op_check_args(c, buf, n);
+	int ret;
+
+	if (c && c->method == INCNN_COLL_METHOD_THC)
+		return incnn_allreduce_thc(c, buf, n);
+	ret = op_check_args(c, buf, n);
 
 	if (ret)
 		return ret;
@@ -539,6 +544,7 @@ static int op_ps_worker(struct incnn_comm *c, float *buf, size_t n,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (k > 0) {
 				sb += (size_t)k;
+				c->wire_sent += (uint64_t)k;
 				o->moved += (uint64_t)k;
 				progress = true;
 			} else if (k < 0 && op_again(errno)) {
@@ -631,6 +637,7 @@ static int ps_worker_io(struct ps_run *pr, int w)
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (k > 0) {
 			pr->sb[w] += (size_t)k;
+			c->wire_sent += (uint64_t)k;
 			pr->o->moved += (uint64_t)k;
 			pr->progress = true;
 		} else if (k < 0 && op_again(errno)) {
@@ -738,7 +745,11 @@ static int op_ps_root(struct incnn_comm *c, float *buf, size_t n,
 int incnn_allreduce_ps(struct incnn_comm *c, float *buf, size_t n)
 {
 	struct op_ctx o = { .c = c };
-	int ret = op_check_args(c, buf, n);
+	int ret;
+
+	if (c && c->method == INCNN_COLL_METHOD_THC)
+		return incnn_allreduce_thc_ps(c, buf, n);
+	ret = op_check_args(c, buf, n);
 
 	if (ret)
 		return ret;
@@ -753,6 +764,84 @@ int incnn_allreduce_ps(struct incnn_comm *c, float *buf, size_t n)
 	if (ret)
 		return ret;
 	return op_finish(&o, true);
+}
+
+/* --- calls in pieces (thc_comm.c) ----------------------------------------- */
+
+int incnn_coll_call_begin(struct incnn_comm *c, uint32_t kind, uint64_t count)
+{
+	return op_begin(c, kind, count, NULL, 0);
+}
+
+int incnn_coll_call_finish(struct incnn_comm *c)
+{
+	struct op_ctx o = { .c = c, .last = coll_now_ms() };
+
+	return op_finish(&o, true);
+}
+
+/* One ring step: send to the successor while receiving from the
+ * predecessor, both to completion. */
+int incnn_coll_ring_exchange(struct incnn_comm *c, const void *sbuf,
+			     size_t slen, void *rbuf, size_t rlen)
+{
+	return incnn_coll_exchange(c, c->link.ring_send_fd,
+				   (c->rank + 1) % c->world, sbuf, slen,
+				   c->link.ring_recv_fd,
+				   (c->rank + c->world - 1) % c->world, rbuf,
+				   rlen);
+}
+
+int incnn_coll_exchange(struct incnn_comm *c, int sfd, int speer,
+			const void *sbuf, size_t slen, int rfd, int rpeer,
+			void *rbuf, size_t rlen)
+{
+	struct op_ctx o = { .c = c, .rx_total = rlen, .last = coll_now_ms() };
+	size_t sb = 0, rb = 0;
+	ssize_t k;
+	int ret;
+
+	while (sb < slen || rb < rlen) {
+		struct pollfd pfd[3];
+		bool progress = false;
+		int np = 0;
+
+		if (sb < slen) {
+			k = send(sfd, (const char *)sbuf + sb, slen - sb,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (k > 0) {
+				sb += (size_t)k;
+				c->wire_sent += (uint64_t)k;
+				progress = true;
+			} else if (k < 0 && op_again(errno)) {
+				pfd[np++] = (struct pollfd){ .fd = sfd,
+							     .events = POLLOUT };
+			} else {
+				return op_send_error(&o, speer, errno);
+			}
+		}
+		if (rb < rlen) {
+			k = recv(rfd, (char *)rbuf + rb, rlen - rb, MSG_DONTWAIT);
+			if (k > 0) {
+				rb += (size_t)k;
+				o.rx_done += (uint64_t)k;
+				progress = true;
+			} else if (k < 0 && op_again(errno)) {
+				pfd[np++] = (struct pollfd){ .fd = rfd,
+							     .events = POLLIN };
+			} else {
+				return op_recv_error(&o, rpeer, k, errno);
+			}
+		}
+		if (progress) {
+			o.last = coll_now_ms();
+			continue;
+		}
+		ret = op_poll(&o, pfd, np, "exchanging THC data");
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* --- store-only calls ----------------------------------------------------- */

@@ -297,6 +297,10 @@ static const char *srv_kind_name(uint32_t kind)
 		return "incnn_allreduce_ps";
 	case COLL_CALL_GATHER:
 		return "incnn_comm_allgather_meta";
+	case COLL_CALL_THC:
+		return "incnn_allreduce_thc";
+	case COLL_CALL_THC_PS:
+		return "incnn_allreduce_thc_ps";
 	default:
 		return "an unknown call";
 	}

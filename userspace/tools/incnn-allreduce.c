@@ -57,6 +57,7 @@ struct ar_opts {
 	double scale;
 	uint64_t seed;
 	bool json, check;
+	enum incnn_coll_method method;	/* --method */
 	/* gradient buckets: --model, --schedule (-1: all), --backward-ms */
 	const char *model;
 	int sched;
@@ -68,6 +69,7 @@ struct ar_row {
 	uint64_t bytes;
 	uint64_t digest;		/* FNV-1a of rank 0's result */
 	double time_us, algbw, busbw, max_err, budget;
+	uint64_t wire_bytes;		/* rank 0 sent, per call */
 	bool identical, within;
 };
 
@@ -85,6 +87,7 @@ static void usage(FILE *f)
 "                       [--algo ring|ps] [--codec NAME|auto|none] [--bound 2^-K]\n"
 "                       [--bits B] [--tos TOS] [--chunk BYTES] [--timeout MS]\n"
 "                       [--dist D] [--scale X] [--seed S] [--check] [--json]\n"
+"                       [--method none|thc]\n"
 "                       [--model M [--schedule S] [--backward-ms MS] [--bucket-mb MB]]\n"
 "\n"
 "Allreduce benchmark of the incnn collective library (sum of fp32 vectors).\n"
@@ -119,6 +122,9 @@ static void usage(FILE *f)
 "      --backward-ms MS  emulated backward pass: layer i is ready after its\n"
 "                     share of MS by FLOPs (default 0: all ready at once)\n"
 "      --bucket-mb MB fixed schedule's bucket size in MiB (default 25)\n"
+"      --method M     compression inside the collective: none (default)\n"
+"                     or thc (4-bit THC, ring or ps, unmarked sockets;\n"
+"                     no error budget: max_err is reported, not checked)\n"
 "      --check        exit 1 unless every result is bit-identical across\n"
 "                     ranks and within the error budget\n"
 "  -j, --json         one JSON object on stdout\n"
@@ -135,6 +141,7 @@ enum {
 	OPT_CHECK,
 	OPT_BACKWARD,
 	OPT_BUCKET,
+	OPT_METHOD,
 };
 
 static const struct option long_opts[] = {
@@ -154,6 +161,7 @@ static const struct option long_opts[] = {
 	{ "schedule", required_argument, NULL, 's' },
 	{ "backward-ms", required_argument, NULL, OPT_BACKWARD },
 	{ "bucket-mb", required_argument, NULL, OPT_BUCKET },
+	{ "method", required_argument, NULL, OPT_METHOD },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -311,6 +319,16 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			bits = optarg;
 			continue;
 		}
+		if (c == OPT_METHOD) {
+			if (!strcmp(optarg, "none") || !strcmp(optarg, "thc"))
+				o->method = optarg[0] == 't' ?
+					    INCNN_COLL_METHOD_THC :
+					    INCNN_COLL_METHOD_NONE;
+			else
+				return usage_err("--method %s: must be none or thc",
+						 optarg);
+			continue;
+		}
 		if (c == OPT_CHECK || c == 'j') {
 			*(c == 'j' ? &o->json : &o->check) = true;
 			continue;
@@ -334,6 +352,8 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	if ((sched || o->backward_ms > 0 ||
 	     o->bucket_bytes != INCNN_WFBP_DEFAULT_BUCKET_BYTES) && !o->model)
 		return usage_err("--schedule, --backward-ms and --bucket-mb need --model");
+	if (o->method == INCNN_COLL_METHOD_THC && o->model)
+		return usage_err("--method thc: only the size sweep (not --model)");
 	if (o->minb / 4 > o->maxb / 4)
 		return usage_err("-b %llu is larger than -e %llu",
 				 (unsigned long long)o->minb,
@@ -374,6 +394,8 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 {
 	int hops = o->co.ps ? N - 1 : N;
 
+	if (o->method == INCNN_COLL_METHOD_THC && N > 1)
+		return -1;	/* THC's error is statistical: no budget */
 	if (N == 1 || codec == 0)
 		return 0;
 	if (codec == INCNN_CODEC_EBQ)
@@ -400,12 +422,16 @@ static void print_job(const struct ar_opts *o, int N, unsigned int codec,
 		tu_json_str(stdout, o->co.ps ? "ps" : "ring");
 		printf(",\"codec\":");
 		tu_json_str(stdout, codec && c ? c->name : "none");
+		printf(",\"method\":");
+		tu_json_str(stdout, o->method == INCNN_COLL_METHOD_THC ? "thc" :
+			    "none");
 		return;
 	}
-	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s", N,
+	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s%s", N,
 	       N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
 	       o->co.ps ? "ps" : "ring",
-	       tu_codec_label(codec, param, label, sizeof(label)));
+	       tu_codec_label(codec, param, label, sizeof(label)),
+	       o->method == INCNN_COLL_METHOD_THC ? ", method thc" : "");
 }
 
 /* a JSON error budget: null when there is none (< 0) */
@@ -420,10 +446,13 @@ static void json_budget(double budget)
 static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 			 unsigned int param)
 {
+	/* a THC communicator's sockets are unmarked whatever --tos says */
+	int tos = o->method == INCNN_COLL_METHOD_THC ? 0 : o->co.tos;
+
 	print_job(o, N, codec, param);
 	if (o->json) {
 		printf(",\"param\":%u,\"tos\":%d,\"chunk\":%zu,\"iters\":%u,"
-		       "\"warmup\":%u,\"dist\":", codec ? param : 0, o->co.tos,
+		       "\"warmup\":%u,\"dist\":", codec ? param : 0, tos,
 		       o->chunk, o->iters, o->warmup);
 		tu_json_str(stdout, incnn_dist_name(o->dist));
 		printf(",\"scale\":");
@@ -432,7 +461,7 @@ static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 		       (unsigned long long)o->seed);
 		return;
 	}
-	printf(", tos 0x%02x, chunk %zu B\n", o->co.tos, o->chunk);
+	printf(", tos 0x%02x, chunk %zu B\n", tos, o->chunk);
 	printf("# data %s scale %g seed %llu; %u timed iterations after %u warm-up\n#\n",
 	       incnn_dist_name(o->dist), o->scale, (unsigned long long)o->seed,
 	       o->iters, o->warmup);
@@ -459,10 +488,11 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 		printf(",\"budget\":");
 		json_budget(r->budget);
 		printf(",\"identical\":%s,\"within_budget\":%s,"
-		       "\"digest\":\"%016llx\"}",
+		       "\"digest\":\"%016llx\",\"wire_bytes\":%llu}",
 		       r->identical ? "true" : "false",
 		       r->within ? "true" : "false",
-		       (unsigned long long)r->digest);
+		       (unsigned long long)r->digest,
+		       (unsigned long long)r->wire_bytes);
 		return;
 	}
 	printf("  %12llu %11llu %10.1f %12.3f %12.3f %11.3e ",
@@ -481,6 +511,7 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 struct ar_meta {
 	uint64_t hash;		/* FNV-1a of the result */
 	double seconds, comm;	/* sums over the timed iterations */
+	uint64_t wire;		/* bytes sent in the timed iterations */
 };
 
 /* the figures rank 0 makes of every rank's */
@@ -672,11 +703,15 @@ static int timed(const struct ar_opts *o, struct incnn_comm *comm,
 
 	me->seconds = 0;
 	me->comm = 0;
+	me->wire = 0;
 	for (it = 0; it < o->warmup + o->iters; it++) {
+		uint64_t w0;
+
 		memcpy(b->buf, b->in, 4 * n);
 		ret = incnn_comm_barrier(comm);
 		if (ret)
 			return ret;
+		w0 = incnn_comm_wire_bytes(comm);
 		t0 = tu_now();
 		ret = call(comm, arg, &cs);
 		if (ret)
@@ -684,6 +719,7 @@ static int timed(const struct ar_opts *o, struct incnn_comm *comm,
 		if (it >= o->warmup) {
 			me->seconds += tu_now() - t0;
 			me->comm += cs;
+			me->wire += incnn_comm_wire_bytes(comm) - w0;
 		}
 	}
 	return 0;
@@ -733,7 +769,8 @@ static int layers_call(struct incnn_comm *comm, void *arg, double *comm_s)
 static void print_sched(const struct ar_opts *o, int s,
 			const struct incnn_layers_stats *st,
 			const struct ar_sum *sum, double max_err,
-			double budget, bool within, bool first)
+			double budget, bool within, bool first,
+			uint64_t wire)
 {
 	double worst = sum->worst / o->iters, wcomm = sum->comm / o->iters;
 
@@ -762,8 +799,9 @@ static void print_sched(const struct ar_opts *o, int s,
 	tu_json_num(stdout, max_err);
 	printf(",\"budget\":");
 	json_budget(budget);
-	printf(",\"identical\":%s,\"within_budget\":%s}",
-	       sum->identical ? "true" : "false", within ? "true" : "false");
+	printf(",\"identical\":%s,\"within_budget\":%s,\"wire_bytes\":%llu}",
+	       sum->identical ? "true" : "false", within ? "true" : "false",
+	       (unsigned long long)(wire / o->iters));
 }
 
 static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
@@ -836,7 +874,8 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		budget = budget_of(o, codec, param, N);
 		within = check_errors(b.buf, b.exact, b.ab, n, N, &budget,
 				      &max_err);
-		print_sched(o, s, &st, &sum, max_err, budget, within, first);
+		print_sched(o, s, &st, &sum, max_err, budget, within, first,
+			    me.wire);
 		fflush(stdout);
 		first = false;
 		if (o->check && (!sum.identical || !within))
@@ -913,6 +952,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 		row.time_us = sum.worst / o->iters * 1e6;
 		row.algbw = row.time_us > 0 ? sizes[k] / row.time_us * 1e-3 : 0;
 		row.busbw = row.algbw * 2.0 * (N - 1) / N;
+		row.wire_bytes = me.wire / o->iters;
 		row.budget = budget_of(o, codec, param, N);
 		row.within = check_errors(b.buf, b.exact, b.ab, n, N,
 					  &row.budget, &row.max_err);
@@ -932,6 +972,8 @@ static void base_config(const struct ar_opts *o, struct incnn_comm_config *cfg)
 	tu_comm_config(cfg, o->co.tos, o->co.timeout_ms, o->co.codec_name, o->codec,
 		       o->param);
 	cfg->chunk_bytes = o->chunk;
+	if (o->method)
+		cfg->method = o->method;
 }
 
 /* -n: one rank of the local job (tu_launch_local()) */

@@ -64,6 +64,9 @@ class Config(ctypes.Structure):
         ("fault", ctypes.c_int),             # enum incnn_coll_fault
         ("fault_after", ctypes.c_uint64),
         ("fault_stall_ms", ctypes.c_int),
+        ("method", ctypes.c_int),            # enum incnn_coll_method
+        ("thc_bits", ctypes.c_int),
+        ("thc_gran", ctypes.c_int),
     ]
 
 

@@ -122,6 +122,21 @@ enum incnn_coll_fault {
 	INCNN_COLL_FAULT_SHORT,	/* stop sending: shutdown(SHUT_WR) (FIN) */
 };
 
+/*
+ * Compression inside the collective (per communicator): NONE sends fp32
+ * (the module may compress it on the wire); THC (docs/thc.md) sends 4-bit
+ * indices and integer lanes. A THC or GradiVeQ communicator's data
+ * connections are unmarked (ToS 0) whatever tos/INCNN_TOS say: their
+ * payloads are not fp32 streams and the module must never touch them.
+ * GRADIVEQ is reserved (not wired yet: incnn_comm_create() refuses it).
+ */
+enum incnn_coll_method {
+	INCNN_COLL_METHOD_UNSET,	/* INCNN_METHOD, else none */
+	INCNN_COLL_METHOD_NONE,
+	INCNN_COLL_METHOD_THC,
+	INCNN_COLL_METHOD_GRADIVEQ,
+};
+
 #define INCNN_COLL_DEFAULT_TOS		0x28
 #define INCNN_COLL_DEFAULT_CHUNK	(256 * 1024)
 #define INCNN_COLL_DEFAULT_TIMEOUT_MS	30000
@@ -150,6 +165,9 @@ enum incnn_coll_fault {
  *	codec_mode	AUTO	INCNN_CODEC: "auto", "none" or "NAME:SETTING"
  *			(e.g. "ebq:10", "trunc:16"), read only when
  *			codec_mode is AUTO
+ *	method		UNSET	INCNN_METHOD: "none", "thc"	none
+ *	thc_bits	0	INCNN_THC_BITS		4 (1, 2, 4, 8)
+ *	thc_gran	0	INCNN_THC_GRAN		30 (2^b - 1..255)
  *
  * store_fd: rank 0 only; a listening TCP socket for the store (the
  * communicator takes it over and closes it), instead of binding
@@ -174,6 +192,10 @@ struct incnn_comm_config {
 	enum incnn_coll_fault fault;
 	uint64_t fault_after;
 	int fault_stall_ms;
+	/* added later, at the end to keep the layout of the fields above */
+	enum incnn_coll_method method;
+	int thc_bits;		/* THC b, 0 unset */
+	int thc_gran;		/* THC g, 0 unset */
 };
 
 void incnn_comm_config_init(struct incnn_comm_config *cfg);
@@ -205,6 +227,10 @@ int incnn_comm_size(const struct incnn_comm *comm);
 /* The codec every rank emulates (0 = identity) and its parameter. */
 void incnn_comm_codec(const struct incnn_comm *comm, unsigned int *codec_id,
 		      unsigned int *codec_param);
+/* The communicator's method (never UNSET). */
+enum incnn_coll_method incnn_comm_method(const struct incnn_comm *comm);
+/* Bytes this rank sent on its data connections so far (all calls). */
+uint64_t incnn_comm_wire_bytes(const struct incnn_comm *comm);
 /* The message of the first error, "" when there was none. */
 const char *incnn_comm_strerror(const struct incnn_comm *comm);
 
@@ -221,7 +247,26 @@ const char *incnn_comm_strerror(const struct incnn_comm *comm);
  */
 int incnn_allreduce(struct incnn_comm *comm, float *buf, size_t n);
 
-/* The same through rank 0 (worker-aggregator baseline, see above). */
+/*
+ * A THC communicator's incnn_allreduce() is incnn_allreduce_thc(): the
+ * same sum, estimated by THC over the ring (docs/thc.md): replicas are
+ * bit-identical, the error is THC's. Callable directly on a communicator
+ * with unmarked data connections (tos 0; else -EINVAL, the job fails).
+ * Errors as incnn_allreduce(), and -EINVAL for a bucket of
+ * more than 16384 RHT blocks (the max-norm agreement goes through the
+ * store).
+ */
+int incnn_allreduce_thc(struct incnn_comm *comm, float *buf, size_t n);
+/*
+ * THC's worker-aggregator (the paper's PS): workers send their b-bit
+ * indices to rank 0, which sums table values as integers (lanes for N
+ * workers, 8 bits for N <= 8 at g = 30) and sends the sums back; every
+ * rank decodes. Bit-identical to incnn_allreduce_thc()'s result.
+ */
+int incnn_allreduce_thc_ps(struct incnn_comm *comm, float *buf, size_t n);
+
+/* The same through rank 0 (worker-aggregator baseline, see above); on a
+ * THC communicator it is incnn_allreduce_thc_ps(). */
 int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
 
 /*
