@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# lib.sh - common code of the incnn kernel datapath tests (selftests/net).
-# Sourced by every test script; runs INSIDE the test VM only
-# (selftests/vm/vm.sh), because it loads the module and creates network
-# namespaces.
+# netns.sh - the lab's network-namespace helpers, shared by the kernel
+# datapath tests (selftests/net/lib.sh sources it and adds KTAP output) and
+# the demo (scripts/demo/demo-*.sh).  Runs INSIDE the test VM only
+# (lab/vm.sh), because it loads the module and creates network namespaces.
 #
 # Provides:
-#   KTAP output      ktap_header, ok / fail / skip / check, ktap_finish
+#   info MSG         a "# MSG" comment line
 #   module           load_module, unload_module, module_loaded,
 #                    test_rule NS (the tests' rule: incnn installs none;
 #                    every namespace made by new_ns gets it, and a fresh
@@ -32,18 +32,18 @@ set -u
 
 if [ "${INCNN_IN_VM:-}" != 1 ]; then
 	echo "# $(basename "$0"): runs only inside the test VM" \
-		"(selftests/net/vm-check.sh or selftests/vm/vm.sh)"
+		"(selftests/net/vm-check.sh or lab/vm.sh)"
 	exit 4 # kselftest skip
 fi
 
-NET_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=${VM_REPO:-$(cd "$NET_DIR/../.." && pwd)}
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=${VM_REPO:-$(cd "$LAB_DIR/.." && pwd)}
 BUILD=${INCNN_BUILD:-$REPO/build}
 KO=${INCNN_KO:-$REPO/incnn.ko}
 INCCTL=$BUILD/rel/bin/incctl
 CODEC=$BUILD/rel/bin/incnn-codec
 XFER=$BUILD/net/incnn_xfer
-# shellcheck disable=SC2034 # used by the scripts that source lib.sh
+# shellcheck disable=SC2034 # used by the scripts that source netns.sh
 INJECT=$BUILD/net/incnn_inject
 PYTHON=${PYTHON:-/usr/bin/python3}
 TEST_NAME=$(basename "$0" .sh)
@@ -52,55 +52,6 @@ TEST_NAME=$(basename "$0" .sh)
 TAG=${TAG:-$$}
 SUBNET=$((TAG % 200 + 20))
 TMP=$(mktemp -d "/tmp/incnn-$TEST_NAME.XXXXXX")
-
-# --- KTAP -------------------------------------------------------------
-KT_N=0
-KT_PASS=0
-KT_FAIL=0
-KT_SKIP=0
-
-ktap_header() {
-	echo "TAP version 13"
-	echo "# $TEST_NAME: $*"
-}
-
-ok() { # description
-	KT_N=$((KT_N + 1))
-	KT_PASS=$((KT_PASS + 1))
-	echo "ok $KT_N - $*"
-}
-
-fail() { # description [detail...]
-	local d=$1
-	shift
-	KT_N=$((KT_N + 1))
-	KT_FAIL=$((KT_FAIL + 1))
-	echo "not ok $KT_N - $d"
-	[ $# -eq 0 ] || printf '#   %s\n' "$@"
-}
-
-skip() { # description reason
-	KT_N=$((KT_N + 1))
-	KT_SKIP=$((KT_SKIP + 1))
-	echo "ok $KT_N - $1 # SKIP $2"
-}
-
-check() { # description command... : ok if the command succeeds
-	local d=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		ok "$d"
-	else
-		fail "$d" "command: $*" "${out:0:2000}"
-	fi
-}
-
-ktap_finish() {
-	info "$TEST_NAME: ${SECONDS} s"
-	echo "1..$KT_N"
-	echo "# Totals: pass:$KT_PASS fail:$KT_FAIL xfail:0 xpass:0 skip:$KT_SKIP error:0"
-	[ "$KT_FAIL" -eq 0 ]
-}
 
 info() { echo "# $*"; }
 

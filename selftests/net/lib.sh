@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# lib.sh - common code of the incnn kernel datapath tests (selftests/net):
+# the lab's namespace/module/data helpers (lab/netns.sh, sourced here) plus
+# the tests' KTAP output: ktap_header, ok / fail / skip / check,
+# ktap_finish.  Sourced by every test script; runs INSIDE the test VM only
+# (lab/vm.sh).
+
+# shellcheck source=../../lab/netns.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../../lab" && pwd)/netns.sh"
+
+# --- KTAP -------------------------------------------------------------
+KT_N=0
+KT_PASS=0
+KT_FAIL=0
+KT_SKIP=0
+
+ktap_header() {
+	echo "TAP version 13"
+	echo "# $TEST_NAME: $*"
+}
+
+ok() { # description
+	KT_N=$((KT_N + 1))
+	KT_PASS=$((KT_PASS + 1))
+	echo "ok $KT_N - $*"
+}
+
+fail() { # description [detail...]
+	local d=$1
+	shift
+	KT_N=$((KT_N + 1))
+	KT_FAIL=$((KT_FAIL + 1))
+	echo "not ok $KT_N - $d"
+	[ $# -eq 0 ] || printf '#   %s\n' "$@"
+}
+
+skip() { # description reason
+	KT_N=$((KT_N + 1))
+	KT_SKIP=$((KT_SKIP + 1))
+	echo "ok $KT_N - $1 # SKIP $2"
+}
+
+check() { # description command... : ok if the command succeeds
+	local d=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$d"
+	else
+		fail "$d" "command: $*" "${out:0:2000}"
+	fi
+}
+
+ktap_finish() {
+	info "$TEST_NAME: ${SECONDS} s"
+	echo "1..$KT_N"
+	echo "# Totals: pass:$KT_PASS fail:$KT_FAIL xfail:0 xpass:0 skip:$KT_SKIP error:0"
+	[ "$KT_FAIL" -eq 0 ]
+}
+
