@@ -129,7 +129,7 @@ include $(SRC)/userspace/incctl/incctl.mk
 KSFT := $(BUILD)/ksft
 ksft: $(KSFT)/lib.mk
 $(KSFT)/lib.mk:
-	$(SRC)/scripts/ksft-extract.sh $(KSFT)
+	$(SRC)/scripts/check/ksft-extract.sh $(KSFT)
 
 # --- tests ---------------------------------------------------------------
 selftests-host: ksft tools-asan
@@ -138,10 +138,10 @@ selftests-host: ksft tools-asan
 		OUTPUT=$(BUILD)/selftests/codec INCNN_BUILD=$(BUILD) all
 
 check:
-	@$(SRC)/scripts/check.sh
+	@$(SRC)/scripts/check/check.sh
 
 demo:
-	@$(SRC)/scripts/demo.sh
+	@$(SRC)/scripts/demo/demo.sh
 
 # --- fuzzing -------------------------------------------------------------
 FUZZERS := $(patsubst $(SRC)/selftests/fuzz/%.c,%,$(wildcard $(SRC)/selftests/fuzz/fuzz_*.c))
@@ -156,9 +156,9 @@ $(BUILD)/fuzz/bin/gen_corpus: $(BUILD)/fuzz/obj/selftests/fuzz/gen_corpus.o \
 ALL_OBJS += $(call objs,fuzz,$(wildcard $(SRC)/selftests/fuzz/*.c))
 fuzzers: $(addprefix $(BUILD)/fuzz/bin/,$(FUZZERS) gen_corpus)
 fuzz: fuzzers
-	$(SRC)/scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+	$(SRC)/scripts/check/fuzz.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 fuzz-smoke: fuzzers
-	$(SRC)/scripts/fuzz.sh $(BUILD) 10 $(FUZZERS)
+	$(SRC)/scripts/check/fuzz.sh $(BUILD) 10 $(FUZZERS)
 
 # --- benchmark -----------------------------------------------------------
 bench: tools
@@ -166,7 +166,7 @@ bench: tools
 
 # --- kernel module -------------------------------------------------------
 # On a real host: KDIR defaults to the running kernel's build tree. For the
-# VM and CI, scripts/kabi.sh resolves Debian's linux-image-amd64 ABI.
+# VM and CI, scripts/check/kabi.sh resolves Debian's linux-image-amd64 ABI.
 modules:
 	$(MAKE) -C $(KDIR) M=$(SRC) modules
 

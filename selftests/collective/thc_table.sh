@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# THC's lookup table generator, scripts/thc-table.py: its dynamic
+# THC's lookup table generator, scripts/gen/thc-table.py: its dynamic
 # programme gives the optimum of the paper's exhaustive stars-and-bars
 # enumeration (Algorithm 4) on small (b, g, p); the committed reference
 # tables (thc_tables.h, which thc_test compares with the library's own
@@ -11,7 +11,7 @@
 set -u
 . "$(dirname "$0")/../ktap_lib.sh"
 py=/usr/bin/python3
-gen=$top/scripts/thc-table.py
+gen=$top/scripts/gen/thc-table.py
 tool=${INCNN_THC:-$build/asan/bin/incnn-thc}
 
 regenerate() {

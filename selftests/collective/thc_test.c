@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * THC (userspace/collective/thc.c): the lookup table against the
- * committed output of scripts/thc-table.py, the RHT round trip, the
+ * committed output of scripts/gen/thc-table.py, the RHT round trip, the
  * aggregate against the decode of the exact integer sum, unbiasedness,
  * lane overflow at the largest N, AVX2 == scalar bit for bit, simulated
  * worker-aggregator and ring reduce-scatter/allgather with N = 2..8
@@ -144,7 +144,7 @@ TEST(table_matches_generator)
 	ASSERT_EQ(0, memcmp(def, incnn_thc_table(t), 16));
 	ASSERT_TRUE(fabs(incnn_thc_tp(t) - 2.1538746940614564) < 1e-12);
 	incnn_thc_destroy(t);
-	/* t_p at the ends of the range (as scripts/thc-table.py) */
+	/* t_p at the ends of the range (as scripts/gen/thc-table.py) */
 	p.p = 0.5;
 	t = mk(&p);
 	ASSERT_NE(NULL, t);

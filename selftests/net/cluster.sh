@@ -16,10 +16,11 @@
 # Then, on tbf-limited links, the structure of the INCEPTIONN paper's
 # Fig. 12: communication time of WA (worker-aggregator), WA+C, INC (ring)
 # and INC+C, printed as a table in the log. Times are reported, not
-# asserted (performance goals live in benchmarks, see scripts/demo.sh).
+# asserted (performance goals live in benchmarks, see scripts/demo/demo.sh).
 
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/lib_cluster.sh"
+# shellcheck source=../../lab/cluster.sh
+. "$(dirname "$0")/../../lab/cluster.sh"
 
 ktap_header "4-host allreduce through the module"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }

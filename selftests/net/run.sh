@@ -7,7 +7,7 @@
 # equivalent if the runner is missing, and prints TAP. Exits non-zero if
 # any test failed.
 #
-#   selftests/vm/vm.sh -- selftests/net/run.sh [TEST.sh...]
+#   lab/vm.sh -- selftests/net/run.sh [TEST.sh...]
 #
 # The host side is selftests/net/vm-check.sh (builds, boots one VM, sums).
 

@@ -5,7 +5,7 @@
 # DDP job of INCNN_TORCH_HOSTS ranks (default 2: importing torch takes
 # over a minute per process under TCG; 4 hosts took 218 s of the runner's
 # 300 s once), one per host of the VM cluster
-# (lib_cluster.sh), incnn loaded with "codec ebq bound 2^-10" for ToS
+# (lab/cluster.sh), incnn loaded with "codec ebq bound 2^-10" for ToS
 # 0x28. Every rank (selftests/python/ddp_worker.py vm) runs the same
 # three DDP steps and one 1 MiB allreduce twice: through
 # incnn.torch.State(codec="auto") (marked sockets: the module's rule,
@@ -18,14 +18,15 @@
 # and the package built in build/python (make).
 
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/lib_cluster.sh"
+# shellcheck source=../../lab/cluster.sh
+. "$(dirname "$0")/../../lab/cluster.sh"
 
 N=${INCNN_TORCH_HOSTS:-2}
 ktap_header "PyTorch DDP (incnn.torch) through the module, $N hosts"
 if [ ! -r /usr/lib/python3/dist-packages/torch/__init__.py ] ||
 	[ ! -r "$BUILD/python/incnn/torch.py" ]; then
 	skip "DDP job through the module" \
-		"needs python3-torch (scripts/deps.sh torch) and make python"
+		"needs python3-torch (scripts/check/deps.sh torch) and make python"
 	ktap_finish
 	exit 4
 fi

@@ -3,8 +3,8 @@
 #
 # vm-check.sh - host side of the incnn kernel datapath tests: builds the
 # module (against the headers of Debian's linux-image-amd64 ABI, see
-# scripts/kabi.sh), the userspace tools (make tools), the test helpers
-# (build/net/), boots ONE VM (selftests/vm/vm.sh) running
+# scripts/check/kabi.sh), the userspace tools (make tools), the test helpers
+# (build/net/), boots ONE VM (lab/vm.sh) running
 # selftests/net/run.sh, and prints the TAP followed by a final
 #   # Totals: pass:P fail:F xfail:0 xpass:0 skip:S error:0
 # that sums every test case of every script (a script that died without
@@ -29,7 +29,7 @@ if [ "${1:-}" = --no-build ]; then
 fi
 
 if [ $build = 1 ]; then
-	abi=$("$REPO/scripts/kabi.sh") || exit 1
+	abi=$("$REPO/scripts/check/kabi.sh") || exit 1
 	kdir=/usr/src/linux-headers-$abi
 	mkdir -p "$BUILD/logs"
 	blog=$BUILD/logs/vm-check-build.log
@@ -49,7 +49,7 @@ fi
 tap=$(mktemp)
 trap 'rm -f "$tap"' EXIT
 start=$(date +%s)
-"$REPO/selftests/vm/vm.sh" --out "$OUT" --timeout "${VM_CHECK_TIMEOUT:-900}" \
+"$REPO/lab/vm.sh" --out "$OUT" --timeout "${VM_CHECK_TIMEOUT:-900}" \
 	-- selftests/net/run.sh "$@" 2>&1 | sed -u "s/\r$//" | tee "$tap" |
 	grep -E --line-buffered '^(TAP version|1\.\.|(not )?ok |#)'
 vmrc=${PIPESTATUS[0]}

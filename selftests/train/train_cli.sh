@@ -5,12 +5,12 @@
 # dataset unless the MNIST file is there): determinism, ring = ps for two
 # ranks, one rank with batch 2B against two ranks with batch B, identical
 # replicas under codec emulation, the environment rendezvous giving the
-# same losses as -n, --iters, a run that learns, scripts/train-compare.sh,
+# same losses as -n, --iters, a run that learns, scripts/demo/train-compare.sh,
 # and one-line errors for bad input.
 set -u
 . "$(dirname "$0")/../ktap_lib.sh"
 tool=${INCNN_TRAIN:-$build/asan/bin/incnn-train}
-cmp=$top/scripts/train-compare.sh
+cmp=$top/scripts/demo/train-compare.sh
 mnist=${INCNN_MNIST:-$build/mnist/mnist.bin}
 need_tool "$tool" incnn-train
 
@@ -185,7 +185,7 @@ check "bad input: one-line error, exit status 2 or 1" bad_input
 if [ -f "$mnist" ]; then
 	check "MNIST: 3 iterations of the HDC network, 2 ranks" mnist_run
 else
-	skip_test "MNIST: no $mnist (scripts/mnist-fetch.sh)"
+	skip_test "MNIST: no $mnist (scripts/demo/mnist-fetch.sh)"
 fi
 
 echo "# Totals: pass:$((n - fail - skip)) fail:$fail xfail:0 xpass:0 skip:$skip error:0"

@@ -16,7 +16,7 @@
 #include "codec.h"
 #include "thc_int.h"
 
-#define TIE		1e-9	/* as scripts/thc-table.py */
+#define TIE		1e-9	/* as scripts/gen/thc-table.py */
 #define MIN_BLOCK	16
 #define NORM_LIMIT	0x1p100
 

@@ -5,7 +5,7 @@
  *
  *   incnn-thc table [-b BITS] [-g GRAN] [-p P]
  *	the optimal table T_{b,g,p} as computed by the library, one line
- *	(compare: scripts/thc-table.py -b BITS -g GRAN -p P)
+ *	(compare: scripts/gen/thc-table.py -b BITS -g GRAN -p P)
  *   incnn-thc bench [-n FLOATS[K|M|G]] [-N WORKERS] [-t SECONDS] [--scalar]
  *	GB/s on one core (the fastest call, in thread CPU time), beside
  *	memcpy of the same bytes in the same run:

@@ -74,7 +74,7 @@ static void usage(FILE *f)
 "127.0.0.1); without it, run as one rank of a job described by\n"
 "MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE. Rank 0 writes the log.\n"
 "\n"
-"  -d, --data FILE    dataset (scripts/mnist-fetch.sh), or 'synth' for\n"
+"  -d, --data FILE    dataset (scripts/demo/mnist-fetch.sh), or 'synth' for\n"
 "                     the built-in synthetic one (%d train, %d test)\n"
 "  -n, --ranks N      local ranks to launch, 1..%d\n"
 "  -e, --epochs E     epochs (default 10)\n"
@@ -265,7 +265,7 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 	if (optind < argc)
 		return usage_err("unexpected argument '%s'", argv[optind]);
 	if (!o->data)
-		return usage_err("--data FILE is required (scripts/mnist-fetch.sh, or synth)");
+		return usage_err("--data FILE is required (scripts/demo/mnist-fetch.sh, or synth)");
 	if (o->co.codec_name && strcmp(o->co.codec_name, "auto") &&
 	    strcmp(o->co.codec_name, "none")) {
 		o->codec = incnn_codec_find(o->co.codec_name);

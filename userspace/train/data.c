@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * incnn-train datasets: the MNIST file of scripts/mnist-fetch.sh and a
+ * incnn-train datasets: the MNIST file of scripts/demo/mnist-fetch.sh and a
  * synthetic stand-in (see data.h).
  */
 #include <errno.h>

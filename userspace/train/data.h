@@ -2,7 +2,7 @@
 /*
  * Datasets for incnn-train.
  *
- * File format (written by scripts/mnist-fetch.sh; all integers little
+ * File format (written by scripts/demo/mnist-fetch.sh; all integers little
  * endian):
  *
  *	offset	size	field

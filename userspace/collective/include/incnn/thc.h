@@ -17,7 +17,7 @@
  * minimising the error of unbiased stochastic quantisation of a truncated
  * N(0, 1). Computed at incnn_thc_create() by an exact dynamic programme
  * (the objective is a sum over consecutive table points), the same one
- * as scripts/thc-table.py, whose committed output the selftests compare.
+ * as scripts/gen/thc-table.py, whose committed output the selftests compare.
  *
  * A bucket of n floats is cut into RHT blocks of B = 2^block_log2 floats;
  * the last, partial block is zero-padded to the next power of two, at

@@ -14,16 +14,16 @@
 # with inceptionn and ebq at 2^-10, 2^-8, 2^-6 (the larger size: 2^-10
 # only). Appends one JSON object per run to $VM_OUT/cluster.json.
 set -u
-repo=${VM_REPO:?run inside the VM (scripts/demo.sh)}
+repo=${VM_REPO:?run inside the VM (scripts/demo/demo.sh)}
 out=${VM_OUT:?}
 rate=${INCNN_DEMO_CLUSTER_RATE:-4mbit}
 sizes=${INCNN_DEMO_CLUSTER_SIZES:-2560K 8M}
 
-# lib.sh: namespaces, counters, cleanup; lib_cluster.sh: the cluster
-# shellcheck source=../selftests/net/lib.sh
-. "$repo/selftests/net/lib.sh"
-# shellcheck source=../selftests/net/lib_cluster.sh
-. "$repo/selftests/net/lib_cluster.sh"
+# lab/netns.sh: namespaces, counters, cleanup; lab/cluster.sh: the cluster
+# shellcheck source=../../lab/netns.sh
+. "$repo/lab/netns.sh"
+# shellcheck source=../../lab/cluster.sh
+. "$repo/lab/cluster.sh"
 
 say() { printf 'demo: %s\n' "$*"; }
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The communication experiment's report (scripts/demo-cluster.sh):
+"""The communication experiment's report (scripts/demo/demo-cluster.sh):
 demo-cluster-report.py CLUSTER_JSON OUT_DIR writes OUT_DIR/cluster.md
 (Markdown tables) and, per buffer size, OUT_DIR/demo-comm-SIZE.dat (a bar
 chart's data: label, seconds, group, wire ratio; SIZE as 2.5MiB) and
-OUT_DIR/demo-comm-SIZE.png through scripts/demo-comm.gp (the names
+OUT_DIR/demo-comm-SIZE.png through scripts/demo/demo-comm.gp (the names
 README.md links in docs/img/),
 and prints the Markdown."""
 import json
@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 
-# the bar chart's groups, in its colour order (scripts/demo-comm.gp)
+# the bar chart's groups, in its colour order (scripts/demo/demo-comm.gp)
 GROUPS = ["WA", "WA+C", "INC", "INC+C"]
 
 

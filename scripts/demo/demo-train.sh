@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # demo-train.sh BUILD_DIR RESULTS_DIR [EPOCHS]: the training experiment on
-# the host. INCEPTIONN's HDC network on MNIST (scripts/mnist-fetch.sh),
+# the host. INCEPTIONN's HDC network on MNIST (scripts/demo/mnist-fetch.sh),
 # 4 local ranks, the gradients summed by the incnn ring allreduce with the
 # codec emulated in userspace (the same codec code as the module), for:
 # no compression; inceptionn and ebq at 2^-10, 2^-8, 2^-6. Writes to
@@ -17,9 +17,9 @@
 #
 # A configuration whose log is complete (same epochs, newer than the
 # binary and the data) is not run again. Needs BUILD_DIR/rel/bin/incnn-train
-# (make tools) and gnuplot (scripts/deps.sh train).
+# (make tools) and gnuplot (scripts/check/deps.sh train).
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
 	echo "usage: demo-train.sh BUILD_DIR RESULTS_DIR [EPOCHS]" >&2
@@ -36,11 +36,11 @@ fi
 tool=$build/rel/bin/incnn-train
 [ -x "$tool" ] || { echo "demo-train: $tool missing (make tools)" >&2; exit 1; }
 command -v gnuplot >/dev/null ||
-	{ echo "demo-train: gnuplot missing (scripts/deps.sh train)" >&2; exit 1; }
+	{ echo "demo-train: gnuplot missing (scripts/check/deps.sh train)" >&2; exit 1; }
 mkdir -p "$res"
 res=$(cd "$res" && pwd)
 
-"$src/scripts/mnist-fetch.sh" "$build"
+"$src/scripts/demo/mnist-fetch.sh" "$build"
 data=$build/mnist/mnist.bin
 
 # name codec bound

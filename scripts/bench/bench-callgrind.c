@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Driver for scripts/bench-callgrind.sh: encodes and decodes Laplace
+ * Driver for scripts/bench/bench-callgrind.sh: encodes and decodes Laplace
  * gradients with inceptionn and ebq, scalar and SIMD, and brackets each
  * measured loop with callgrind client requests, so that each loop gets
  * its own dump (named after it) whose instruction count, divided by the

@@ -17,7 +17,7 @@
 # iperf3 row fails when the server got less than this % of the bytes, 95),
 # INCNN_DEMO_WINDOW (iperf3 -w, 128K), INCNN_DEMO_VM_ITERS (10).
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
 export INCNN_BUILD=$build
 export INCNN_DEMO_CLUSTER_SIZES=${INCNN_DEMO_CLUSTER_SIZES:-2560K 5M}
@@ -30,26 +30,26 @@ start=$(date +%s)
 say() { echo "demo: $* ($(( $(date +%s) - start )) s)"; }
 
 say "[1/5] checking Debian packages"
-"$src/scripts/deps.sh" host kmod vm train
+"$src/scripts/check/deps.sh" host kmod vm train
 say "[2/5] building tools and incnn.ko"
 make -s -C "$src" BUILD="$build" tools >/dev/null
-kdir=/usr/src/linux-headers-$("$src/scripts/kabi.sh")
+kdir=/usr/src/linux-headers-$("$src/scripts/check/kabi.sh")
 make -s -C "$kdir" M="$src" modules >/dev/null
 mkdir -p "$res"
 vmout=$res/vm	# vm.sh empties it
 
 say "[3/5] training on the host (4 ranks, 7 configurations)"
-"$src/scripts/demo-train.sh" "$build" "$res"
+"$src/scripts/demo/demo-train.sh" "$build" "$res"
 t_train=$(( $(date +%s) - start ))
 
-say "[4/5] booting the VM (QEMU/TCG, Debian $("$src/scripts/kabi.sh")): iperf3, cluster, training through the module"
+say "[4/5] booting the VM (QEMU/TCG, Debian $("$src/scripts/check/kabi.sh")): iperf3, cluster, training through the module"
 vmrc=0
-"$src/selftests/vm/vm.sh" --out "$vmout" --timeout 3000 \
-	-- "$src/scripts/demo-vm.sh" || vmrc=$?
+"$src/lab/vm.sh" --out "$vmout" --timeout 3000 \
+	-- "$src/scripts/demo/demo-vm.sh" || vmrc=$?
 t_vm=$(( $(date +%s) - start - t_train ))
 
 say "[5/5] report"
-same=$("$src/scripts/train-compare.sh" "$res/train-inceptionn-10.log" \
+same=$("$src/scripts/demo/train-compare.sh" "$res/train-inceptionn-10.log" \
 	"$vmout/vm-train.log" "$INCNN_DEMO_VM_ITERS" 2>&1) || vmrc=1
 {
 	echo "# incnn demo results"
@@ -60,7 +60,7 @@ same=$("$src/scripts/train-compare.sh" "$res/train-inceptionn-10.log" \
 	echo
 	echo "## Communication: 4-host allreduce (paper Fig. 12 structure)"
 	echo
-	python3 "$src/scripts/demo-cluster-report.py" "$vmout/cluster.json" "$res"
+	python3 "$src/scripts/demo/demo-cluster-report.py" "$vmout/cluster.json" "$res"
 	echo
 	sed 's/^### /## /' "$res/train.md"
 	echo
@@ -71,7 +71,7 @@ same=$("$src/scripts/train-compare.sh" "$res/train-inceptionn-10.log" \
 	echo
 	echo "## One link: iperf3 per codec"
 	echo
-	python3 "$src/scripts/demo-table.py" "$vmout/demo.json" \
+	python3 "$src/scripts/demo/demo-table.py" "$vmout/demo.json" \
 		"${INCNN_DEMO_RATE:-20mbit}"
 	echo
 	echo "\`make demo\` took $(( $(date +%s) - start )) s: training" \

@@ -6,7 +6,7 @@
 # loading incnn's module, network namespaces, qdiscs, netfilter.
 #
 # Usage:
-#   selftests/vm/vm.sh [OPTIONS] -- COMMAND [ARG...]
+#   lab/vm.sh [OPTIONS] -- COMMAND [ARG...]
 #
 #   COMMAND is an argv (no shell parsing); for a shell snippet use
 #   `-- sh -c '...'`.  It runs as root, cwd = repo root, stdin /dev/null,
@@ -54,8 +54,8 @@
 set -euo pipefail
 
 SELF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$SELF_DIR/../.." && pwd)
-PROG=selftests/vm/vm.sh
+REPO=$(cd "$SELF_DIR/.." && pwd)
+PROG=lab/vm.sh
 
 die() { # status message...
 	local rc=$1

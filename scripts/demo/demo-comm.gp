@@ -1,6 +1,6 @@
 # gnuplot -e "dat='demo-comm-X.dat'; png='demo-comm-X.png'; title='...'" demo-comm.gp
 # The communication experiment's bar chart for one buffer size; rows of
-# "label" seconds group wire-ratio (scripts/demo-cluster-report.py writes
+# "label" seconds group wire-ratio (scripts/demo/demo-cluster-report.py writes
 # them): group 0 WA, 1 WA+C, 2 INC, 3 INC+C, each its own colour; above
 # each bar its time and wire ratio.
 set terminal pngcairo size 1100,560 font ",10"

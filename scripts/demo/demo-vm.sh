@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The VM part of `make demo` (scripts/demo.sh boots the VM with it):
+# The VM part of `make demo` (scripts/demo/demo.sh boots the VM with it):
 #   1. demo-iperf.sh       iperf3 over one rate-limited link, each codec
 #   2. demo-cluster.sh     4-host allreduce: WA, WA+C, INC, INC+C
 #   3. demo-vm-train.sh    a short training run through the module

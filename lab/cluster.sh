@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# lib_cluster.sh - a small training cluster in the test VM, for the
-# collective tests (cluster.sh) and the demo (scripts/demo-cluster.sh).
-# Source it after lib.sh.
+# cluster.sh - the lab's small training cluster in the test VM, for the
+# collective tests (selftests/net/cluster.sh, torch.sh) and the demo
+# (scripts/demo/demo-cluster.sh).
+# Source it after netns.sh (or selftests/net/lib.sh, which sources it).
 #
 #   cluster_setup N [RATE]   N hosts (namespaces CL_NS[i], address
 #                            CL_ADDR[i], device eth0) plugged into a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Format the demo's JSON lines (scripts/demo-iperf.sh) as a Markdown table."""
+"""Format the demo's JSON lines (scripts/demo/demo-iperf.sh) as a Markdown table."""
 import json
 import sys
 

@@ -5,7 +5,7 @@
 # on any.
 # Usage: kernel-lint.sh checkpatch|sparse
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
 
 case "${1:-}" in
@@ -31,7 +31,7 @@ checkpatch)
 	echo "checkpatch --strict: clean"
 	;;
 sparse)
-	kdir=/usr/src/linux-headers-$("$src/scripts/kabi.sh")
+	kdir=/usr/src/linux-headers-$("$src/scripts/check/kabi.sh")
 	out=$(make -C "$kdir" M="$src" C=2 modules 2>&1 |
 		grep -E 'warning:|error:' || true)
 	if [ -n "$out" ]; then

@@ -6,20 +6,20 @@
 # the real module: 4 hosts (namespaces on a bridge, links not limited),
 # the rule set with incctl, incnn-train as one rank per host with
 # --codec auto (the library reads the rule from the module). Rank 0's log
-# goes to $VM_OUT/vm-train.log; scripts/demo.sh compares its losses with
+# goes to $VM_OUT/vm-train.log; scripts/demo/demo.sh compares its losses with
 # the host run's, bit for bit. The hosts' incctl stats go to
 # $VM_OUT/vm-train-stats.json (the gradients really were compressed).
 set -u
-repo=${VM_REPO:?run inside the VM (scripts/demo.sh)}
+repo=${VM_REPO:?run inside the VM (scripts/demo/demo.sh)}
 out=${VM_OUT:?}
 codec=${INCNN_DEMO_VM_CODEC:-inceptionn}
 k=${INCNN_DEMO_VM_K:-10}
 iters=${INCNN_DEMO_VM_ITERS:-10}
 
-# shellcheck source=../selftests/net/lib.sh
-. "$repo/selftests/net/lib.sh"
-# shellcheck source=../selftests/net/lib_cluster.sh
-. "$repo/selftests/net/lib_cluster.sh"
+# shellcheck source=../../lab/netns.sh
+. "$repo/lab/netns.sh"
+# shellcheck source=../../lab/cluster.sh
+. "$repo/lab/cluster.sh"
 
 say() { printf 'demo: %s\n' "$*"; }
 

@@ -1,0 +1,367 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# netns.sh - the lab's network-namespace helpers, shared by the kernel
+# datapath tests (selftests/net/lib.sh sources it and adds KTAP output) and
+# the demo (scripts/demo/demo-*.sh).  Runs INSIDE the test VM only
+# (lab/vm.sh), because it loads the module and creates network namespaces.
+#
+# Provides:
+#   info MSG         a "# MSG" comment line
+#   module           load_module, unload_module, module_loaded,
+#                    test_rule NS (the tests' rule: incnn installs none;
+#                    every namespace made by new_ns gets it, and a fresh
+#                    load_module gives it to every existing one, unless
+#                    NO_TEST_RULE=1)
+#   namespaces       new_ns NAME, nsx NS CMD..., veth_pair NS1 DEV1 ADDR1
+#                    NS2 DEV2 ADDR2, setup_pair (sender $NS_A 10.66.x.1
+#                    <-> receiver $NS_B 10.66.x.2), wait_listen NS PORT,
+#                    dev_stat NS DEV FIELD
+#   data             gen_floats OUT COUNT [SEED [SCALE]], gen_preamble OUT N,
+#                    predict OUT IN SKIP CODEC-ARGS... (the bytes a receiver
+#                    must see: IN[0:SKIP] raw, then the roundtrip of the
+#                    float part, then a raw tail of 0..3 bytes)
+#   transfers        xfer NAME IN SENDER-ARGS... (incnn_xfer recv in $NS_B,
+#                    send in $NS_A; the received file is $TMP/NAME.out)
+#   counters         kstats NS (incctl -j stats), jnum JSON NAME,
+#                    counter NS NAME, json_get FILE EXPR (python)
+#   cleanup          everything created through these helpers is removed
+#                    on exit (namespaces, background processes, $TMP)
+
+set -u
+
+if [ "${INCNN_IN_VM:-}" != 1 ]; then
+	echo "# $(basename "$0"): runs only inside the test VM" \
+		"(selftests/net/vm-check.sh or lab/vm.sh)"
+	exit 4 # kselftest skip
+fi
+
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=${VM_REPO:-$(cd "$LAB_DIR/.." && pwd)}
+BUILD=${INCNN_BUILD:-$REPO/build}
+KO=${INCNN_KO:-$REPO/incnn.ko}
+INCCTL=$BUILD/rel/bin/incctl
+CODEC=$BUILD/rel/bin/incnn-codec
+XFER=$BUILD/net/incnn_xfer
+# shellcheck disable=SC2034 # used by the scripts that source netns.sh
+INJECT=$BUILD/net/incnn_inject
+PYTHON=${PYTHON:-/usr/bin/python3}
+TEST_NAME=$(basename "$0" .sh)
+
+# a short unique tag for namespace names, port numbers and addresses
+TAG=${TAG:-$$}
+SUBNET=$((TAG % 200 + 20))
+TMP=$(mktemp -d "/tmp/incnn-$TEST_NAME.XXXXXX")
+
+info() { echo "# $*"; }
+
+# --- cleanup ------------------------------------------------------------
+CLEANUP_NS=()
+CLEANUP_PIDS=()
+
+cleanup() {
+	local p n
+	for p in "${CLEANUP_PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${CLEANUP_PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	for n in "${CLEANUP_NS[@]}"; do
+		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$n" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+bg() { # command...: run in the background, killed on exit; sets BG_PID
+	"$@" &
+	BG_PID=$!
+	CLEANUP_PIDS+=("$BG_PID")
+}
+
+# --- module ---------------------------------------------------------------
+module_loaded() { [ -d /sys/module/incnn ]; }
+
+# The rule the tests mark with: ToS 0x28, inceptionn with bound 2^-10.
+# incnn itself installs no rule (nothing lossy unless asked for).
+NO_TEST_RULE=${NO_TEST_RULE:-0}
+test_rule() { # ns
+	[ "$NO_TEST_RULE" = 1 ] && return 0
+	"$INCCTL" -n "$1" rule add tos 0x28 codec inceptionn bound 2^-10
+}
+
+load_module() {
+	local n
+	module_loaded && return 0
+	modprobe lz4_compress && modprobe lz4_decompress &&
+		modprobe nf_defrag_ipv4 || return 1
+	insmod "$KO" || return 1
+	for n in "${CLEANUP_NS[@]}"; do
+		[ -e "/run/netns/$n" ] && test_rule "$n"
+	done
+	return 0
+}
+
+# rmmod, retried for up to $1 seconds (default 60): flows that offered
+# rx or compress hold the module until they expire, and the namespaces
+# of a previous script may still be being dismantled
+unload_module() {
+	local _
+	module_loaded || return 0
+	for _ in $(seq 1 $((${1:-60} * 4))); do
+		rmmod incnn 2>/dev/null && return 0
+		sleep 0.25
+	done
+	rmmod incnn
+}
+
+# --- namespaces -----------------------------------------------------------
+# Every exec is slow under TCG, "ip netns exec" (a mount namespace and a
+# sysfs remount each time) the slowest: commands enter a namespace with
+# nsenter --net, and a sleeping "pin" process per namespace gives access
+# to its /proc/PID/net files (tcp, dev) from bash builtins.
+declare -A NSPID
+
+new_ns() { # name
+	ip netns add "$1" || return 1
+	CLEANUP_NS+=("$1")
+	ip -n "$1" link set lo up || return 1
+	if module_loaded; then
+		test_rule "$1" || return 1
+	fi
+	nsenter --net="/run/netns/$1" sleep 100000 &
+	NSPID[$1]=$!
+	CLEANUP_PIDS+=("$!")
+}
+
+nsx() { # ns command...: run a command in a namespace
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+veth_pair() { # ns1 dev1 addr1/len ns2 dev2 addr2/len
+	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" &&
+		ip -n "$1" addr add "$3" dev "$2" &&
+		ip -n "$4" addr add "$6" dev "$5" &&
+		ip -n "$1" link set "$2" up &&
+		ip -n "$4" link set "$5" up
+}
+
+# Sender $NS_A (va, $ADDR_A) <-> receiver $NS_B (vb, $ADDR_B).
+setup_pair() {
+	NS_A=incnn-$TAG-a
+	NS_B=incnn-$TAG-b
+	ADDR_A=10.66.$SUBNET.1
+	ADDR_B=10.66.$SUBNET.2
+	new_ns "$NS_A" && new_ns "$NS_B" &&
+		veth_pair "$NS_A" va "$ADDR_A/24" "$NS_B" vb "$ADDR_B/24" &&
+		wait_ping "$NS_A" "$ADDR_B"
+}
+
+wait_ping() { # ns addr: until the address answers (neighbour resolved)
+	local ping=(ping)
+	command -v ping >/dev/null 2>&1 || ping=(busybox ping)
+	nsx "$1" sh -c "for i in \$(seq 1 50); do
+		${ping[*]} -c 1 -W 1 $2 >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1"
+}
+
+incctl() { # ns args...
+	local ns=$1
+	shift
+	"$INCCTL" -n "$ns" "$@"
+}
+
+# nap SECONDS: sleep without an exec
+mkfifo "$TMP/.nap"
+nap() {
+	read -r -t "$1" <>"$TMP/.nap"
+}
+
+# listening NS PORT: a TCP socket of the namespace listens on PORT
+listening() {
+	local hex loc st rest
+	printf -v hex ':%04X' "$2"
+	while read -r _ loc _ st rest; do
+		[ "$st" = 0A ] && [ "${loc: -5}" = "$hex" ] && return 0
+	done <"/proc/${NSPID[$1]}/net/tcp"
+	return 1
+}
+
+wait_listen() { # ns port
+	local _
+	for _ in $(seq 1 200); do
+		listening "$1" "$2" && return 0
+		nap 0.05
+	done
+	return 1
+}
+
+# dev_stat NS DEV FIELD: rx_bytes rx_packets tx_bytes tx_packets
+dev_stat() {
+	local line name
+	local -a f
+	while IFS= read -r line; do
+		name=${line%%:*}
+		name=${name// /}
+		[ "$name" = "$2" ] || continue
+		read -r -a f <<<"${line#*:}"
+		case $3 in
+		rx_bytes) echo "${f[0]}" ;;
+		rx_packets) echo "${f[1]}" ;;
+		tx_bytes) echo "${f[8]}" ;;
+		tx_packets) echo "${f[9]}" ;;
+		esac
+		return 0
+	done <"/proc/${NSPID[$1]}/net/dev"
+	return 1
+}
+
+# --- data -----------------------------------------------------------------
+gen_floats() { # out count [seed [scale]]
+	"$CODEC" gen --dist laplace --scale "${4:-1e-3}" --count "$2" \
+		--seed "${3:-1}" "$1" >/dev/null
+}
+
+gen_preamble() { # out nbytes
+	head -c "$2" /dev/urandom >"$1"
+}
+
+# predict OUT IN SKIP CODEC-ARGS...: what the receiver must see when the
+# first SKIP bytes of IN are sent unmarked (or before the float grid) and
+# the rest marked with a rule of CODEC-ARGS (incnn-codec syntax). For lz4
+# (lossless) the prediction is IN itself.
+predict() {
+	local out=$1 in=$2 skip=$3 size body tail
+	shift 3
+	size=$(stat -c %s "$in")
+	body=$(((size - skip) / 4 * 4))
+	tail=$((size - skip - body))
+	if [ "$1" = lz4 ]; then
+		cp "$in" "$out"
+		return
+	fi
+	{
+		head -c "$skip" "$in"
+		tail -c +$((skip + 1)) "$in" | head -c "$body" >"$TMP/.pred.in"
+		"$CODEC" roundtrip --codec "$@" --chunk 1448 "$TMP/.pred.in" - \
+			2>/dev/null
+		[ "$tail" -eq 0 ] || tail -c "$tail" "$in"
+	} >"$out"
+}
+
+# roundtrip_json IN CODEC-ARGS...: the roundtrip report (ratio, hist)
+roundtrip_json() {
+	local in=$1
+	shift
+	"$CODEC" roundtrip --codec "$@" --chunk 1448 --json "$in" /dev/null
+}
+
+# first_diff A B: "offset" of the first differing byte, or "size"
+first_diff() {
+	cmp "$1" "$2" 2>&1 | head -n 1
+}
+
+# same FILE1 FILE2: byte-identical; prints where they differ otherwise
+same() {
+	if cmp -s "$1" "$2"; then
+		return 0
+	fi
+	echo "$(basename "$2") ($(stat -c %s "$2") bytes) differs from" \
+		"$(basename "$1") ($(stat -c %s "$1") bytes): $(first_diff "$1" "$2")"
+	return 1
+}
+
+# float_mix WANT ORIG OUT SKIP: compare OUT with the prediction WANT and
+# the original ORIG float by float (after SKIP raw bytes). Prints
+# "ORIGINAL HYBRID": floats that arrived as the original instead of the
+# quantised value, and floats that are neither (bytes of both, or
+# garbage). Fails if the sizes differ.
+float_mix() {
+	local n
+	n=$(stat -c %s "$1")
+	[ "$n" = "$(stat -c %s "$2")" ] && [ "$n" = "$(stat -c %s "$3")" ] || return 1
+	awk -v skip="$4" '
+		FNR == 1 { file++ }
+		{ f = int(($1 - 1 - skip) / 4) }
+		file == 1 { q[f] = 1; next }
+		(f in q) { h[f] = 1 }
+		END { printf "%d %d\n", length(q), length(h) }' \
+		<(cmp -l "$3" "$1") <(cmp -l "$3" "$2")
+}
+
+# --- transfers --------------------------------------------------------------
+PORT_BASE=$((10000 + TAG % 20000))
+PORT_NEXT=$PORT_BASE
+
+next_port() {
+	PORT_NEXT=$((PORT_NEXT + 1))
+	PORT=$PORT_NEXT
+}
+
+# xfer NAME IN [incnn_xfer send options...]: receive into $TMP/NAME.out in
+# $NS_B, send IN from $NS_A; returns the sender's status (the receiver's
+# on its own failure). A transfer that stalls is killed after
+# $XFER_TIMEOUT seconds.
+XFER_TIMEOUT=${XFER_TIMEOUT:-60}
+xfer() {
+	local name=$1 in=$2 rpid rc rrc
+	shift 2
+	next_port
+	timeout "$XFER_TIMEOUT" nsenter --net="/run/netns/$NS_B" \
+		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$name.out" &
+	rpid=$!
+	wait_listen "$NS_B" "$PORT" || { kill $rpid; return 1; }
+	timeout "$XFER_TIMEOUT" nsenter --net="/run/netns/$NS_A" \
+		"$XFER" send -c "$ADDR_B" -p "$PORT" "$@" "$in"
+	rc=$?
+	wait $rpid
+	rrc=$?
+	[ $rc -ne 0 ] || rc=$rrc
+	return $rc
+}
+
+# --- counters -------------------------------------------------------------
+# kstats NS: the namespace's counters as one line of JSON (incctl -j stats)
+kstats() {
+	"$INCCTL" -n "$1" -j stats
+}
+
+# jnum JSON NAME: the first number (or null) under "NAME" in a JSON text
+jnum() {
+	local re="\"$2\":[[:space:]]*(-?[0-9][0-9.eE+-]*|null)"
+	[[ $1 =~ $re ]] || return 1
+	echo "${BASH_REMATCH[1]}"
+}
+
+# counter NS NAME: one datapath counter of the namespace
+counter() {
+	jnum "$(kstats "$1")" "$2"
+}
+
+# json_get FILE|- EXPR: evaluate a Python expression on the document d
+# (slow under TCG: python takes a second to start)
+json_get() {
+	"$PYTHON" -c '
+import json, sys
+f = sys.argv[1]
+d = json.load(sys.stdin if f == "-" else open(f))
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)
+' "$1" "$2"
+}
+
+# int_ratio A B: A / B with two decimals
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.2f", a / b }'
+}
+
+# fcmp A OP B: floating point comparison (awk)
+fcmp() {
+	awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN {
+		if (op == "<") r = a < b; else if (op == "<=") r = a <= b;
+		else if (op == ">") r = a > b; else if (op == ">=") r = a >= b;
+		else r = 0; exit !r }'
+}
