@@ -35,6 +35,12 @@ include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
                   timed steps; the ring's partial sums are not sampled
   test_accuracy   rank 0's model on the 2,000 test digits after STEPS
 
+vm: the VM part (scripts/demo-torch-vm.sh, one rank per host of the
+rate-limited cluster): the HDC MLP, default allreduce then incnn.torch
+codec "auto" through the module; adds eth0_tx_bytes_per_iter (rank 0's
+interface counter over the timed steps, headers included) and writes
+OUTDIR/torch-vm.jsonl.
+
 report: torch.json (a list of the objects), torch.md (the Markdown
 section) and the plot's data torch-plot.dat in OUTDIR.
 """
@@ -193,13 +199,16 @@ def make_hook(kind: str, arg: Any, steps: int, port: int,
         # aborts: "op.preamble.length <= op.nbytes")
         return st, timed(ps.powerSGD_hook, world, False, True), None
     import incnn.torch as it
+    if arg == "auto":       # the module's rule, marked sockets
+        st = it.State(codec="auto", port=port, timeout=300)
+        return st, timed(it.allreduce_hook, world, False), st
     st = it.State(codec=arg, port=port, timeout=120, tos=0)
     return st, timed(it.allreduce_hook, world, arg != "none"), st
 
 
 def codec_ratio(tool: str, codec: str, samples: List[Any]) -> float:
     import torch
-    if codec == "none" or not samples:
+    if codec in ("none", "auto") or not samples:
         return 1.0
     name, bound = codec.split(":")
     with tempfile.TemporaryDirectory() as d:
@@ -216,8 +225,20 @@ def codec_ratio(tool: str, codec: str, samples: List[Any]) -> float:
 
 
 # --- one run ------------------------------------------------------------
+def tx_bytes(dev: str = "eth0") -> int:
+    """@dev's transmitted bytes in this process's network namespace."""
+    with open("/proc/net/dev") as f:
+        for line in f:
+            name, _, rest = line.partition(":")
+            if name.strip() == dev:
+                return int(rest.split()[8])
+    raise RuntimeError(f"no device {dev} in /proc/net/dev")
+
+
 def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
-        steps: int, port: int, tool: str) -> Optional[Dict[str, Any]]:
+        steps: int, port: int, tool: str,
+        tx: Optional[Callable[[], int]] = None,
+        warmup: int = WARMUP) -> Optional[Dict[str, Any]]:
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
@@ -232,39 +253,49 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
     g = torch.Generator().manual_seed(3)
     perm = torch.randperm(xtr.shape[0], generator=g)
     per_step = BATCH * world
-    every = max(1, (steps - WARMUP) // SAMPLES)
+    every = max(1, (steps - warmup) // SAMPLES)
     METER.samples = []
     iter_s, busy, payload, fp32b = 0.0, 0.0, 0, 0
+    tx0 = 0
     for step in range(steps):
+        if step == warmup and tx is not None:
+            tx0 = tx()
         off = (step * per_step) % (xtr.shape[0] - per_step + 1)
         idx = perm[off + rank * BATCH: off + (rank + 1) * BATCH]
         METER.reset()
-        METER.sample_now = rank == 0 and step >= WARMUP and \
-            (step - WARMUP) % every == 0 and len(METER.samples) < 64
+        METER.sample_now = rank == 0 and step >= warmup and \
+            (step - warmup) % every == 0 and len(METER.samples) < 64
         t0 = time.perf_counter()
         loss = F.cross_entropy(ddp(xtr[idx]), ytr[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
         t1 = time.perf_counter()
-        if step >= WARMUP:
+        if step >= warmup:
             iter_s += t1 - t0
             busy += METER.in_flight()
             payload += METER.payload
             fp32b += METER.fp32_bucket_bytes
+    tx1 = tx() if tx is not None else 0
     if inc is not None:
+        wire_codec = inc.wire_codec
         inc.close()
     if rank != 0:
         return None
     with torch.no_grad():
         model = ddp.module.eval()
         acc = float((model(xte).argmax(1) == yte).float().mean())
-    timed_steps = steps - WARMUP
+    timed_steps = steps - warmup
     ratio = codec_ratio(tool, arg, METER.samples) if kind == "incnn" else None
     if kind == "incnn":
         payload = fp32b * ratio
     params = sum(p.numel() for p in ddp.parameters())
-    return {
+    extra: Dict[str, Any] = {}
+    if tx is not None:
+        extra = {"eth0_tx_bytes_per_iter": round((tx1 - tx0) / timed_steps)}
+    if inc is not None:
+        extra["wire_codec"] = wire_codec
+    return {**extra,
         "config": name, "label": LABELS[name], "model": model_name,
         "data": source, "ranks": world, "steps": steps,
         "timed_steps": timed_steps, "batch_per_rank": BATCH,
@@ -311,6 +342,33 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
     dist.destroy_process_group()
 
 
+def vm(outdir: str, data_path: str, steps: int) -> None:
+    """Inside the VM cluster (scripts/demo-torch-vm.sh): the HDC MLP under
+    the default allreduce, then incnn.torch with codec "auto" (marked
+    sockets: the module's rule compresses); every rank counts its eth0
+    tx bytes over the timed steps."""
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    count_all_reduce()
+    data = load_mnist(data_path)
+    base = int(os.environ["MASTER_PORT"]) + 1
+    cfgs = [("default", "default", None), ("incnn-auto", "incnn", "auto")]
+    for i, c in enumerate(cfgs):
+        t0 = time.monotonic()
+        res = run("hdc-mlp", c, data, steps, base + i, "", tx_bytes, 2)
+        dist.barrier()
+        if res is not None:
+            res["label"] = c[0]
+            with open(os.path.join(outdir, "torch-vm.jsonl"), "a") as f:
+                f.write(json.dumps(res) + "\n")
+            print(f"demo-torch-vm: {c[0]}: {res['iter_ms']:.0f} ms/iter, "
+                  f"eth0 {res['eth0_tx_bytes_per_iter'] / 1e6:.3f} MB/iter "
+                  f"({time.monotonic() - t0:.0f} s)", flush=True)
+    dist.destroy_process_group()
+
+
 # --- report -------------------------------------------------------------
 def report(outdir: str) -> None:
     rows = []
@@ -321,7 +379,9 @@ def report(outdir: str) -> None:
         f.write("\n")
     with open(os.path.join(outdir, "torch-plot.dat"), "w") as f:
         for r in rows:
-            f.write(f"\"{r['model']}\\n{r['config']}\" {r['iter_ms']} "
+            short = r["config"].replace("incnn-", "inc ").replace(
+                "inceptionn", "incep")
+            f.write(f"\"{r['model']}\\n{short}\" {r['iter_ms']} "
                     f"{r['wire_bytes_per_iter'] / 1e6} "
                     f"{r['test_accuracy'] * 100} {r['comm_share'] * 100}\n")
     if not rows:
@@ -357,11 +417,13 @@ def main() -> None:
     if len(sys.argv) >= 5 and sys.argv[1] == "train":
         steps = int(sys.argv[5]) if len(sys.argv) > 5 else 150
         train(sys.argv[2], sys.argv[3], sys.argv[4], steps)
+    elif len(sys.argv) == 5 and sys.argv[1] == "vm":
+        vm(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) == 3 and sys.argv[1] == "report":
         report(sys.argv[2])
     else:
         sys.exit("usage: demo-torch.py train OUTDIR DATA CODEC_TOOL [STEPS]"
-                 " | report OUTDIR")
+                 " | vm OUTDIR DATA STEPS | report OUTDIR")
 
 
 if __name__ == "__main__":

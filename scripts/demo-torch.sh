@@ -63,11 +63,13 @@ plot '$res/torch-plot.dat' using 0:3:xtic(1) with boxes lc rgb "#1f77b4" notitle
      '' using 0:3:(sprintf("%.3g", \$3)) with labels offset 0,0.7 font ",8" notitle
 unset logscale y
 set yrange [0:*]
+set offsets 0, 0, graph 0.25, 0
 set ylabel "ms/iter"
 plot '$res/torch-plot.dat' using 0:2:xtic(1) with boxes lc rgb "#2ca02c" notitle, \
-     '' using 0:2:(sprintf("%.0f (%.0f%% comm)", \$2, \$5)) with labels offset 0,0.7 font ",8" notitle
+     '' using 0:2:(sprintf("%.0f ms\\n%.0f%% comm", \$2, \$5)) with labels offset 0,1.3 font ",8" notitle
 set ylabel "test accuracy %"
-set yrange [0:105]
+set offsets 0, 0, 0, 0
+set yrange [0:110]
 plot '$res/torch-plot.dat' using 0:4:xtic(1) with boxes lc rgb "#ff7f0e" notitle, \
      '' using 0:4:(sprintf("%.1f", \$4)) with labels offset 0,0.7 font ",8" notitle
 unset multiplot
