@@ -41,8 +41,9 @@ codec "auto" through the module; adds eth0_tx_bytes_per_iter (rank 0's
 interface counter over the timed steps, headers included) and writes
 OUTDIR/torch-vm.jsonl.
 
-report: torch.json (a list of the objects), torch.md (the Markdown
-section) and the plot's data torch-plot.dat in OUTDIR.
+report: torch.json (a list of the objects, "where": "host", and the VM
+part's from VMOUT/torch-vm.jsonl, "where": "vm"), torch.md (the
+Markdown section) and the plot's data torch-plot.dat in OUTDIR.
 """
 
 from __future__ import annotations
@@ -370,12 +371,44 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
 
 
 # --- report -------------------------------------------------------------
-def report(outdir: str) -> None:
+def vm_table(vmdir: str) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """The VM part's rows (torch-vm.jsonl) and their Markdown table."""
+    path = os.path.join(vmdir, "torch-vm.jsonl")
+    if not os.path.exists(path):
+        return [], []
+    with open(path) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    for r in rows:
+        r["where"] = "vm"
+    if not rows:
+        return rows, []
+    r0 = rows[0]
+    lines = [
+        "", "Through the real module (VM, QEMU/TCG, scripts/demo-torch-vm.sh): "
+        f"{r0['ranks']} hosts of the VM cluster, a rank each, links limited "
+        "with tbf, rule `tos 0x28 codec ebq bound 2^-10`; the HDC MLP, "
+        f"{r0['timed_steps']} timed steps; wire bytes are rank 0's eth0 tx "
+        "counter per iteration (headers included):", "",
+        "| configuration | ms/iter | eth0 MB/iter | hook payload MB/iter "
+        "| comm % |", "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(
+            f"| {r['config']} ({r.get('wire_codec', 'gloo')}) | "
+            f"{r['iter_ms']:.0f} | {r['eth0_tx_bytes_per_iter'] / 1e6:.3f} "
+            f"| {r['payload_bytes_per_iter'] / 1e6:.3f} | "
+            f"{r['comm_share'] * 100:.0f} |")
+    return rows, lines
+
+
+def report(outdir: str, vmdir: Optional[str] = None) -> None:
     rows = []
     with open(os.path.join(outdir, "torch.jsonl")) as f:
         rows = [json.loads(line) for line in f if line.strip()]
+    for r in rows:
+        r["where"] = "host"
+    vrows, vlines = vm_table(vmdir) if vmdir else ([], [])
     with open(os.path.join(outdir, "torch.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+        json.dump(rows + vrows, f, indent=1)
         f.write("\n")
     with open(os.path.join(outdir, "torch-plot.dat"), "w") as f:
         for r in rows:
@@ -410,7 +443,7 @@ def report(outdir: str) -> None:
             f"{red:.1f}x | {r['comm_share'] * 100:.0f} | "
             f"{r['test_accuracy'] * 100:.2f} % |")
     with open(os.path.join(outdir, "torch.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(lines + vlines) + "\n")
 
 
 def main() -> None:
@@ -419,11 +452,11 @@ def main() -> None:
         train(sys.argv[2], sys.argv[3], sys.argv[4], steps)
     elif len(sys.argv) == 5 and sys.argv[1] == "vm":
         vm(sys.argv[2], sys.argv[3], int(sys.argv[4]))
-    elif len(sys.argv) == 3 and sys.argv[1] == "report":
-        report(sys.argv[2])
+    elif len(sys.argv) in (3, 4) and sys.argv[1] == "report":
+        report(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else None)
     else:
         sys.exit("usage: demo-torch.py train OUTDIR DATA CODEC_TOOL [STEPS]"
-                 " | vm OUTDIR DATA STEPS | report OUTDIR")
+                 " | vm OUTDIR DATA STEPS | report OUTDIR [VMOUT]")
 
 
 if __name__ == "__main__":

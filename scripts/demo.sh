@@ -80,6 +80,7 @@ same=$("$src/scripts/train-compare.sh" "$res/train-inceptionn-10.log" \
 	echo "## PyTorch: DDP hooks side by side (host, 4 ranks)"
 	echo
 	if [ "$torchrc" = 0 ]; then
+		python3 "$src/scripts/demo-torch.py" report "$res" "$vmout"
 		cat "$res/torch.md"
 		echo
 		echo "![PyTorch hooks: wire bytes, time, accuracy](torch.png)"
