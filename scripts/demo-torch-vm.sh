@@ -47,6 +47,7 @@ say "PyTorch DDP through the module: 2 hosts, $rate links, HDC MLP, $steps steps
 start=$SECONDS
 rc=0
 cluster_job env PYTHONPATH="$BUILD/python" GLOO_SOCKET_IFNAME=eth0 \
+	INCNN_TORCH_VM_RATE="$rate" \
 	"$PYTHON" "$repo/scripts/demo-torch.py" vm "$out" \
 	"$BUILD/mnist/mnist.bin" "$steps" || rc=1
 cat "$TMP/rank0.out"

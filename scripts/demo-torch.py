@@ -78,6 +78,7 @@ LABELS = {
     "incnn-none": "incnn, no codec",
     "incnn-ebq-10": "incnn ebq 2^-10",
     "incnn-inceptionn-10": "incnn inceptionn 2^-10",
+    "incnn-auto": "incnn, codec auto (the module's rule)",
 }
 MODELS = ["cnn", "hdc-mlp"]
 
@@ -319,7 +320,6 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     count_all_reduce()
-    rank = dist.get_rank()
     data = load_mnist(data_path)
     base = int(os.environ["MASTER_PORT"]) + 1
     out = os.path.join(outdir, "torch.jsonl")
@@ -362,6 +362,7 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
         dist.barrier()
         if res is not None:
             res["label"] = c[0]
+            res["link_rate"] = os.environ.get("INCNN_TORCH_VM_RATE", "")
             with open(os.path.join(outdir, "torch-vm.jsonl"), "a") as f:
                 f.write(json.dumps(res) + "\n")
             print(f"demo-torch-vm: {c[0]}: {res['iter_ms']:.0f} ms/iter, "
@@ -379,14 +380,18 @@ def vm_table(vmdir: str) -> Tuple[List[Dict[str, Any]], List[str]]:
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     for r in rows:
+        # the VM's wire bytes are the interface counter, not the model
         r["where"] = "vm"
+        r["ring_model_bytes_per_iter"] = r["wire_bytes_per_iter"]
+        r["wire_bytes_per_iter"] = r["eth0_tx_bytes_per_iter"]
+        r["codec_ratio"] = None     # the module's, see the hosts' stats
     if not rows:
         return rows, []
     r0 = rows[0]
     lines = [
         "", "Through the real module (VM, QEMU/TCG, scripts/demo-torch-vm.sh): "
         f"{r0['ranks']} hosts of the VM cluster, a rank each, links limited "
-        "with tbf, rule `tos 0x28 codec ebq bound 2^-10`; the HDC MLP, "
+        f"to {r0.get('link_rate') or '10mbit'} with tbf, rule `tos 0x28 codec ebq bound 2^-10`; the HDC MLP, "
         f"{r0['timed_steps']} timed steps; wire bytes are rank 0's eth0 tx "
         "counter per iteration (headers included):", "",
         "| configuration | ms/iter | eth0 MB/iter | hook payload MB/iter "

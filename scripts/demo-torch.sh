@@ -21,8 +21,10 @@ fi
 build=$(cd "$1" && pwd)
 res=$2
 steps=${3:-${INCNN_TORCH_STEPS:-150}}
-[[ $steps =~ ^[1-9][0-9]*$ ]] && [ "$steps" -gt 10 ] ||
-	{ echo "demo-torch: STEPS must be an integer above 10, not '$steps'" >&2; exit 2; }
+if ! [[ $steps =~ ^[1-9][0-9]*$ ]] || [ "$steps" -le 10 ]; then
+	echo "demo-torch: STEPS must be an integer above 10, not '$steps'" >&2
+	exit 2
+fi
 py=/usr/bin/python3
 tool=$build/rel/bin/incnn-codec
 [ -x "$tool" ] || { echo "demo-torch: $tool missing (make tools)" >&2; exit 1; }
