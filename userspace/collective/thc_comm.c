@@ -242,6 +242,21 @@ static int tc_check(struct incnn_comm *c, const float *buf, size_t n)
 	return 0;
 }
 
+/* The sizes of one THC call over @n floats, and its nonce. */
+static void tc_begin(struct tc_run *x, size_t n)
+{
+	struct incnn_comm *c = x->c;
+
+	x->t = c->thc.t;
+	x->n = n;
+	x->P = incnn_thc_padded(x->t, n);
+	x->nblk = incnn_thc_nblocks(x->t, n);
+	x->b = incnn_thc_params(x->t)->bits;
+	x->N = (unsigned int)c->world;
+	x->r = (unsigned int)c->rank;
+	x->nonce = ++c->thc.calls;
+}
+
 int incnn_allreduce_thc(struct incnn_comm *c, float *buf, size_t n)
 {
 	struct tc_run x = { .c = c };
@@ -249,14 +264,7 @@ int incnn_allreduce_thc(struct incnn_comm *c, float *buf, size_t n)
 
 	if (ret || c->world == 1 || !n)
 		return ret;
-	x.t = c->thc.t;
-	x.n = n;
-	x.P = incnn_thc_padded(x.t, n);
-	x.nblk = incnn_thc_nblocks(x.t, n);
-	x.b = incnn_thc_params(x.t)->bits;
-	x.N = (unsigned int)c->world;
-	x.r = (unsigned int)c->rank;
-	x.nonce = ++c->thc.calls;
+	tc_begin(&x, n);
 	ret = tc_alloc(&x);
 	if (!ret)
 		ret = tc_encode(&x, buf);
@@ -312,14 +320,7 @@ int incnn_allreduce_thc_ps(struct incnn_comm *c, float *buf, size_t n)
 
 	if (ret || c->world == 1 || !n)
 		return ret;
-	x.t = c->thc.t;
-	x.n = n;
-	x.P = incnn_thc_padded(x.t, n);
-	x.nblk = incnn_thc_nblocks(x.t, n);
-	x.b = incnn_thc_params(x.t)->bits;
-	x.N = (unsigned int)c->world;
-	x.r = (unsigned int)c->rank;
-	x.nonce = ++c->thc.calls;
+	tc_begin(&x, n);
 	L = incnn_thc_ring_bits(x.t, x.N, x.N - 1);
 	ret = tc_alloc(&x);
 	if (!ret)
