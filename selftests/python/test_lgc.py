@@ -44,7 +44,7 @@ def job() -> List[Dict[str, Any]]:
     with tempfile.TemporaryDirectory() as d:
         procs = []
         for r in range(WORLD):
-            env = dict(os.environ, MASTER_ADDR="127.0.0.1",
+            env = dict(os.environ, MASTER_ADDR="127.0.0.1", LGC_CHECKS="1",
                        MASTER_PORT=str(port), RANK=str(r),
                        WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r))
             procs.append(subprocess.Popen(
@@ -65,7 +65,8 @@ def t_config() -> None:
     for kw, want in (({"alpha": 0}, "(0, 1]"), ({"alpha": 1.5}, "(0, 1]"),
                      ({"alpha": -0.1}, "(0, 1]"), ({"t1": -1}, "t1 -1"),
                      ({"t2": -5}, "t2 -5"), ({"momentum": 1.0}, "[0, 1)"),
-                     ({"code_stride": 3}, "1, 2, 4, 8 or 16")):
+                     ({"code_stride": 3}, "1, 2, 4, 8 or 16"),
+                     ({"trainer": -1}, "trainer -1 must be a rank")):
         try:
             it.LGCState(None, **kw)
         except ValueError as e:
@@ -162,6 +163,27 @@ def t_identical() -> None:
     print(f"# rate: stage 3 {s['3']['rate']:.1f}x, whole run "
           f"{s['total']['rate']:.2f}x")
     assert s["3"]["rate"] > 10 and s["total"]["rate"] > 1, s
+
+
+@test("hook asynchronous: futures pending at return, one worker thread")
+def t_async() -> None:
+    for r, d in enumerate(job()):
+        a = d["async"]
+        assert sorted(a) == sorted(str(i) for i in (T1, T1 + T2)), a
+        for i, (held, done, threads) in a.items():
+            # the worker held iteration i's first bucket until the hook of
+            # the last one returned: a synchronous hook never gets there
+            assert held, f"rank {r} it {i}: hooks did not all return"
+            assert len(done) >= 2 and not any(done), \
+                f"rank {r} it {i}: futures done at return: {done}"
+            assert threads == [f"incnn-lgc-{r}"], f"rank {r}: {threads}"
+
+
+@test("an error in the worker reaches backward with its message")
+def t_fault() -> None:
+    for r, d in enumerate(job()):
+        assert "lgc_worker: injected fault" in d["fault"], \
+            f"rank {r}: {d['fault'][:300]}"
 
 
 def main() -> int:

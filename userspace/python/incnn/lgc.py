@@ -14,10 +14,11 @@ with DDP's last bucket):
   2. t1 <= it < t1+t2: a rotating leader (rank it % K) selects the top
      alpha of |accumulated gradient| in every parameter tensor, sends the
      indices (delta- then zlib-coded) over the process group; every rank
-     sends its values there through incnn's allreduce; rank 0 gathers every
-     rank's vector and trains the 1-D convolutional autoencoder one SGD
-     step (batch 1) per bucket.
-  3. it >= t1+t2: rank 0 broadcasts the trained weights once; then every
+     sends its values there through incnn's allreduce; the trainer rank
+     (default 0: "a selected node", Section V-B) gathers every rank's
+     vector and trains the 1-D convolutional autoencoder one step (batch
+     1) per bucket.
+  3. it >= t1+t2: the trainer broadcasts the trained weights once; then every
      rank encodes its top-k vector, the codes are averaged by incnn's ring
      allreduce and every rank decodes the same averaged code with the same
      weights (bit-identical on every rank).
@@ -27,11 +28,18 @@ Layer exceptions: the parameters of the model's first module get the
 original gradient averaged; those of its last module get top-k without
 the autoencoder.
 
-The hook is synchronous (it waits for its allreduce): LGC's steps depend
-on the leader's indices, so there is no overlap with backward.
+The hook is asynchronous: it queues the bucket and returns a
+torch.futures.Future at once; one worker thread per LGCState runs the
+buckets in the order they came (the same order on every rank: DDP's
+bucket order), doing the collectives of the LGC step (gloo, on a process
+group of its own so that they never interleave with the caller's), and
+completes each future in order (an exception becomes set_exception, so
+DDP's backward raises it). Backward goes on while a bucket is processed.
 """
 
 import math
+import queue
+import threading
 import zlib
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
@@ -123,6 +131,45 @@ class _Param:
         self.v: Optional[torch.Tensor] = None
 
 
+class _Bucket:
+    """What the worker needs of a dist.GradBucket, taken in the hook (the
+    buffer is DDP's; it is not touched again before the future is done)."""
+    __slots__ = ("_buf", "_params", "_index", "_last")
+
+    def __init__(self, buf: torch.Tensor, params: List[torch.Tensor],
+                 index: int, last: bool):
+        self._buf, self._params = buf, params
+        self._index, self._last = index, last
+
+    @classmethod
+    def of(cls, bucket: Any) -> "_Bucket":
+        return cls(bucket.buffer(), list(bucket.parameters()),
+                   bucket.index(), bucket.is_last())
+
+    def buffer(self) -> torch.Tensor:
+        return self._buf
+
+    def parameters(self) -> List[torch.Tensor]:
+        return self._params
+
+    def index(self) -> int:
+        return self._index
+
+    def is_last(self) -> bool:
+        return self._last
+
+
+class _Job:
+    __slots__ = ("bucket", "iteration", "fut")
+
+    def __init__(self, bucket: _Bucket, iteration: int,
+                 fut: torch.futures.Future):
+        self.bucket, self.iteration, self.fut = bucket, iteration, fut
+
+
+STAGE_KEYS = ("sent", "baseline", "index", "iterations")
+
+
 class LGCState:
     """LGC's state on one rank (see the module doc).
 
@@ -141,6 +188,12 @@ class LGCState:
     feedback: (not in the paper) in stage 3, keep in the residual what the
               decoder's output missed of this rank's selected values
               (error feedback: docs/lgc.md), rather than clearing them
+    trainer:  the rank that gathers the vectors, trains the autoencoder in
+              stage 2 and broadcasts its weights (the paper's "selected
+              node"), in [0, world size)
+    measure:  in stage 3, also average the selected values exactly (gloo,
+              not counted in the rates) to record the reconstruction
+              error in stats()["3"]["rec_err"]
     codec, port, timeout, **kw: for the incnn State made here (codec
               "auto" sends the codes marked, through the module's codec);
               or pass state= an existing incnn.torch.State
@@ -153,7 +206,8 @@ class LGCState:
                  port: Optional[int] = None, timeout: Optional[float] = None,
                  *, state: Optional["State"] = None, width: int = 16,
                  seed: int = 0, feedback: bool = False,
-                 code_stride: int = 16, **kw: Any):
+                 code_stride: int = 16, trainer: int = 0,
+                 measure: bool = False, **kw: Any):
         if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
             raise ValueError(f"incnn.lgc: alpha {alpha!r} must be in (0, 1]")
         for name, t in (("t1", t1), ("t2", t2)):
@@ -171,11 +225,17 @@ class LGCState:
         if ae_optim not in ("sgd", "adam"):
             raise ValueError(f"incnn.lgc: ae_optim {ae_optim!r} must be "
                              "'sgd' or 'adam'")
+        if not isinstance(trainer, int) or trainer < 0:
+            raise ValueError(f"incnn.lgc: trainer {trainer!r} must be a "
+                             "rank in [0, world size)")
         if dist.is_available() and dist.is_initialized():
             ws = dist.get_world_size(kw.get("process_group"))
             if ws < 2:
                 raise ValueError(f"incnn.lgc: world size {ws} must be >= 2 "
                                  "(LGC averages over ranks)")
+            if trainer >= ws:
+                raise ValueError(f"incnn.lgc: trainer {trainer} must be a "
+                                 f"rank in [0, {ws})")
         from .torch import State
         self.state = state if state is not None else \
             State(codec=codec, port=port, timeout=timeout, **kw)
@@ -184,15 +244,28 @@ class LGCState:
         if self.world_size < 2:
             raise ValueError(f"incnn.lgc: world size {self.world_size} must "
                              "be >= 2 (LGC averages over ranks)")
-        self.group = self.state.process_group
+        if trainer >= self.world_size:
+            raise ValueError(f"incnn.lgc: trainer {trainer} must be a rank "
+                             f"in [0, {self.world_size})")
+        pg = self.state.process_group
+        # LGC's own gloo group: its collectives run on the worker thread
+        # and must not interleave with the caller's on the same group
+        ranks = None if pg is None else dist.get_process_group_ranks(pg)
+        self.group = dist.new_group(ranks=ranks, backend="gloo")
+        # group ranks of the trainer and leaders -> global ranks (gloo's
+        # broadcast and gather name global ranks)
+        self._global = ranks if ranks is not None else \
+            list(range(self.world_size))
         self.alpha, self.t1, self.t2 = float(alpha), t1, t2
         self.momentum = float(momentum)
         self.feedback = bool(feedback)
+        self.trainer = trainer
+        self.measure = bool(measure)
         self.ae = Autoencoder(width, seed, code_stride)
         opt = torch.optim.SGD if ae_optim == "sgd" else torch.optim.Adam
         self.ae_opt = opt(self.ae.parameters(), lr=ae_lr)
-        self.iteration = 0
-        self.ae_loss: List[float] = []          # rank 0, stage 2
+        self.iteration = 0                      # hooks seen (caller's side)
+        self.ae_loss: List[float] = []          # the trainer, stage 2
         # the same relative to ||mean g||^2 (1: no better than zeros)
         self.ae_rel_error: List[float] = []
         self.last_indices: Dict[int, torch.Tensor] = {}  # bucket -> indices
@@ -206,39 +279,90 @@ class LGCState:
                 self._kinds[id(p)] = "dense"
         self._params: Dict[int, _Param] = {}
         self._broadcast_done = False
-        self._stats = {s: {"sent": 0, "baseline": 0, "index": 0,
-                           "iterations": 0} for s in ("1", "2", "3")}
+        self._stats: Dict[str, Dict[str, Any]] = {
+            s: {k: 0 for k in STAGE_KEYS} for s in ("1", "2", "3")}
         self._stats["weights"] = {"sent": 0}
+        self._stats["3"].update(rec_sq=0.0, ref_sq=0.0)
+        self._closed = False
+        self._lock = threading.Lock()
+        self._q: "queue.SimpleQueue[Optional[_Job]]" = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"incnn-lgc-{self.rank}")
+        self._thread.start()
 
     def __repr__(self) -> str:
         return (f"<incnn.LGCState rank {self.rank}/{self.world_size} "
                 f"alpha {self.alpha} t1 {self.t1} t2 {self.t2} "
                 f"iteration {self.iteration} stage {self.stage}>")
 
+    def stage_of(self, iteration: int) -> int:
+        return 1 if iteration < self.t1 else \
+            2 if iteration < self.t1 + self.t2 else 3
+
     @property
     def stage(self) -> int:
-        it = self.iteration
-        return 1 if it < self.t1 else 2 if it < self.t1 + self.t2 else 3
+        """The stage of the next iteration the hook will see."""
+        return self.stage_of(self.iteration)
 
     def close(self) -> None:
+        """Finish the queued buckets, stop the worker, close the State
+        made here."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._q.put(None)
+        if self._thread is not threading.current_thread():
+            self._thread.join()
         if self._own_state:
             self.state.close()
 
+    # --- the worker thread -----------------------------------------------
+    def submit(self, bucket: Any) -> torch.futures.Future:
+        """Queue one bucket (a dist.GradBucket) of the current iteration;
+        the future's value is its buffer, averaged the LGC way."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"incnn.lgc: {self!r} is closed")
+        b = bucket if isinstance(bucket, _Bucket) else _Bucket.of(bucket)
+        fut: torch.futures.Future = torch.futures.Future()
+        self._q.put(_Job(b, self.iteration, fut))
+        if b.is_last():
+            self.iteration += 1
+        return fut
+
+    def _run(self) -> None:
+        while True:
+            job = self._q.get()
+            if job is None:
+                return
+            try:
+                out = self.process(job.bucket, job.iteration)
+            except Exception as e:              # noqa: BLE001 - to the future
+                job.fut.set_exception(e)
+                continue
+            job.fut.set_result(out)
+
     # --- rates ---------------------------------------------------------
     def stats(self) -> Dict[str, Any]:
-        """Bytes over every rank (the same figures on every rank):
-        per stage the fp32 bytes every rank sent into the allreduce
-        (and gathers), the index bytes, the baseline (a plain fp32
-        allreduce of the same buckets), and the rates baseline/sent
-        for the whole run and stage 3 alone."""
+        """Bytes over every rank (the same figures on every rank; call it
+        when no bucket is in flight, e.g. after backward): see docs/lgc.md
+        for the keys."""
         s = {k: dict(v) for k, v in self._stats.items()}
-        sent = sum(s[k]["sent"] for k in ("1", "2", "3")) + \
-            s["weights"]["sent"]
-        base = sum(s[k]["baseline"] for k in ("1", "2", "3"))
+        stages = ("1", "2", "3")
+        sent = sum(s[k]["sent"] for k in stages) + s["weights"]["sent"]
+        base = sum(s[k]["baseline"] for k in stages)
         s["total"] = {"sent": sent, "baseline": base,
+                      "index": sum(s[k]["index"] for k in stages),
+                      "iterations": sum(s[k]["iterations"] for k in stages),
                       "rate": base / sent if sent else 0.0}
+        for k in stages:
+            s[k]["rate"] = s[k]["baseline"] / s[k]["sent"] \
+                if s[k]["sent"] else 0.0
         s3 = s["3"]
-        s3["rate"] = s3["baseline"] / s3["sent"] if s3["sent"] else 0.0
+        ref = s3.pop("ref_sq")
+        rec = s3.pop("rec_sq")
+        s3["rec_err"] = rec / ref if ref > 0 else None
         s["iteration"] = self.iteration
         return s
 
@@ -252,19 +376,23 @@ class LGCState:
     def _k(self, n: int) -> int:
         return min(n, max(1, math.ceil(self.alpha * n)))
 
-    def _broadcast_bytes(self, data: bytes, scale: float) -> \
+    def _leader(self, it: int) -> int:
+        return it % self.world_size
+
+    def _broadcast_bytes(self, data: bytes, scale: float, it: int) -> \
             Tuple[bytes, float]:
         """The leader's index bytes and scale to every rank (gloo)."""
-        leader = self.iteration % self.world_size
+        leader = self._leader(it)
+        src = self._global[leader]
         hdr = torch.zeros(2, dtype=torch.float64)
         if self.rank == leader:
             hdr[0], hdr[1] = len(data), scale
-        dist.broadcast(hdr, leader, group=self.group)
+        dist.broadcast(hdr, src, group=self.group)
         n = int(hdr[0])
         buf = torch.zeros(n, dtype=torch.uint8)
         if self.rank == leader:
             buf.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
-        dist.broadcast(buf, leader, group=self.group)
+        dist.broadcast(buf, src, group=self.group)
         return buf.numpy().tobytes(), float(hdr[1])
 
     def _allreduce_mean(self, t: torch.Tensor) -> torch.Tensor:
@@ -275,7 +403,7 @@ class LGCState:
     def _broadcast_weights(self) -> None:
         flat = torch.cat([p.detach().reshape(-1)
                           for p in self.ae.parameters()])
-        dist.broadcast(flat, 0, group=self.group)
+        dist.broadcast(flat, self._global[self.trainer], group=self.group)
         off = 0
         with torch.no_grad():
             for p in self.ae.parameters():
@@ -286,9 +414,13 @@ class LGCState:
         self._broadcast_done = True
 
     # --- one bucket ----------------------------------------------------
-    def process(self, bucket: dist.GradBucket) -> torch.Tensor:
+    def process(self, bucket: Any, iteration: Optional[int] = None
+                ) -> torch.Tensor:
+        """The LGC step of one bucket of @iteration (default: the current
+        one), synchronously; returns the bucket's buffer, overwritten."""
+        it = self.iteration if iteration is None else iteration
         buf = bucket.buffer()
-        stage = self.stage
+        stage = self.stage_of(it)
         K = self.world_size
         st = self._stats[str(stage)]
         st["baseline"] += 4 * buf.numel() * K
@@ -300,11 +432,11 @@ class LGCState:
             return buf
         if stage == 3 and not self._broadcast_done:
             self._broadcast_weights()
-        out = self._sparse(bucket, buf, stage, st)
+        out = self._sparse(bucket, buf, stage, st, it)
         buf.copy_(out)
         return buf
 
-    def _select(self, bucket: dist.GradBucket, buf: torch.Tensor
+    def _select(self, bucket: Any, buf: torch.Tensor
                 ) -> Tuple[List[Tuple[_Param, int, int]], torch.Tensor]:
         """Update the residuals; this rank's top-k of every sparse tensor
         as bucket offsets (int64, ascending)."""
@@ -329,19 +461,19 @@ class LGCState:
                         torch.zeros(0, dtype=torch.int64))
 
     def _share(self, layout: List[Tuple[_Param, int, int]],
-               idx: torch.Tensor, st: Dict[str, int]
+               idx: torch.Tensor, st: Dict[str, Any], it: int
                ) -> Tuple[torch.Tensor, float]:
         """The leader's positions (delta- and deflate-coded) and scale
         (the RMS of its selected autoencoder values) to every rank."""
         data, scale = b"", 0.0
-        if self.rank == self.iteration % self.world_size:
+        if self.rank == self._leader(it):
             d = torch.diff(idx, prepend=torch.zeros(1, dtype=torch.int64))
             data = zlib.compress(d.to(torch.int32).numpy().tobytes(), 9)
             sc = [ps.v[idx[(idx >= o) & (idx < o + n)] - o]
                   for ps, o, n in layout if ps.kind == "ae"]
             c = torch.cat(sc) if sc else torch.zeros(0)
             scale = float(c.pow(2).mean().sqrt()) if c.numel() else 0.0
-        data, scale = self._broadcast_bytes(data, scale)
+        data, scale = self._broadcast_bytes(data, scale, it)
         # the index bytes and the scale (fp32) count; the length does not
         # (a framed stream carries it)
         st["index"] += len(data) + 4
@@ -350,10 +482,10 @@ class LGCState:
                                dtype=torch.int32).to(torch.int64).cumsum(0)
         return idx, scale
 
-    def _sparse(self, bucket: dist.GradBucket, buf: torch.Tensor, stage: int,
-                st: Dict[str, int]) -> torch.Tensor:
+    def _sparse(self, bucket: Any, buf: torch.Tensor, stage: int,
+                st: Dict[str, Any], it: int) -> torch.Tensor:
         layout, idx = self._select(bucket, buf)
-        idx, scale = self._share(layout, idx, st)
+        idx, scale = self._share(layout, idx, st, it)
         self.last_indices[bucket.index()] = idx
         dense, sel, vals_ae, vals_tk = [], [], [], []
         for ps, o, n in layout:
@@ -387,8 +519,20 @@ class LGCState:
                 rav = self.ae.decode(rav)[:L]
             if scale > 0:
                 rav = rav * scale
+            if self.measure:
+                self._measure(av, rav, st)
         return self._place(buf, layout, sel, msg[:b], rav,
                            av if stage == 3 and self.feedback else None)
+
+    def _measure(self, av: torch.Tensor, rav: torch.Tensor,
+                 st: Dict[str, Any]) -> None:
+        """The exact mean of the selected values (gloo, not counted):
+        accumulate ||rec - mean||^2 and ||mean||^2."""
+        ref = av.clone()
+        dist.all_reduce(ref, group=self.group)
+        ref /= self.world_size
+        st["rec_sq"] += float((rav - ref).pow(2).sum())
+        st["ref_sq"] += float(ref.pow(2).sum())
 
     @staticmethod
     def _place(buf: torch.Tensor, layout: List[Tuple[_Param, int, int]],
@@ -418,16 +562,17 @@ class LGCState:
         return out
 
     def _train(self, av: torch.Tensor, scale: float) -> None:
-        """Stage 2: rank 0 gathers every rank's selected values and takes
-        one SGD step of the autoencoder (batch 1: one bucket)."""
+        """Stage 2: the trainer gathers every rank's selected values and
+        takes one optimizer step of the autoencoder (batch 1: one
+        bucket)."""
         K, L = self.world_size, av.numel()
         x = av.new_zeros(padded(L))
         x[:L] = av / scale if scale > 0 else av
-        gl = [torch.zeros_like(x) for _ in range(K)] if self.rank == 0 \
-            else None
-        dist.gather(x, gl, 0, group=self.group)
+        me = self.rank == self.trainer
+        gl = [torch.zeros_like(x) for _ in range(K)] if me else None
+        dist.gather(x, gl, self._global[self.trainer], group=self.group)
         self._stats["2"]["sent"] += 4 * L * (K - 1)
-        if self.rank == 0:
+        if me:
             vecs = torch.stack(gl)
             ref = float(vecs.mean(0).pow(2).sum())
             loss = ae_train_step(self.ae, self.ae_opt, vecs)
@@ -437,13 +582,12 @@ class LGCState:
 
 def lgc_hook(state: LGCState, bucket: dist.GradBucket
              ) -> torch.futures.Future[torch.Tensor]:
-    """DDP communication hook: LGC (see the module doc). Synchronous:
-    the returned future is complete (or carries the error)."""
-    fut: torch.futures.Future[torch.Tensor] = torch.futures.Future()
-    try:
-        fut.set_result(state.process(bucket))
-    except Exception as e:                  # noqa: BLE001 - to the future
-        fut.set_exception(e)
-    if bucket.is_last():
-        state.iteration += 1
-    return fut.then(lambda f: f.value())
+    """DDP communication hook: LGC (see the module doc). Returns at once;
+    the state's worker thread completes the future (or sets the error)."""
+    # chained: value() re-raises our exception in Python, so DDP's reducer
+    # gets a real error rather than an exception object for a tensor
+    return state.submit(bucket).then(_value)
+
+
+def _value(fut: torch.futures.Future) -> torch.Tensor:
+    return fut.value()
