@@ -7,7 +7,7 @@
 # incnn loaded with "codec ebq bound 2^-10" for ToS 0x28. Every rank
 # (selftests/python/lgc_vm.py, one process: importing torch takes over a
 # minute under TCG) trains the same tiny CNN four times from the same
-# start, INCNN_LGC_STEPS steps (default 24; t1 4, t2 10): the plain incnn
+# start, INCNN_LGC_STEPS steps (default 20; t1 4, t2 10): the plain incnn
 # hook, LGC with exact unmarked codes, LGC with codes through the
 # library's userspace ebq 2^-10 (unmarked) and LGC with codes on marked
 # sockets (codec "auto": the module compresses them). Checks: replicas
@@ -22,7 +22,7 @@
 . "$(dirname "$0")/../../lab/cluster.sh"
 
 N=${INCNN_LGC_HOSTS:-4}
-STEPS=${INCNN_LGC_STEPS:-24}
+STEPS=${INCNN_LGC_STEPS:-20}
 RATE=${INCNN_LGC_RATE:-10mbit}
 ktap_header "LGC (incnn.lgc) through the module, $N hosts, $RATE links"
 if [ ! -r /usr/lib/python3/dist-packages/torch/__init__.py ] ||

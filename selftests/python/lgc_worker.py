@@ -10,7 +10,9 @@ and a digest of the top-k indices of every bucket, a digest of the final
 parameters, state.stats(), the test accuracy. Environment: the torchrun
 variables; incnn uses MASTER_PORT + 1. LGC_STRIDE (code_stride, default
 16), LGC_CODEC (incnn codec of the State, default "none"), LGC_OPTIM
-(ae_optim, default adam), LGC_AE_LR (default 1e-3) tune it. LGC_CHECKS=1
+(ae_optim, default adam), LGC_AE_LR (default 1e-3), LGC_INIT (ae_init,
+default torch), LGC_NORM (ae_norm, default rms), LGC_MEASURE=1 (measure),
+LGC_TRAINER (trainer, default 0) tune it. LGC_CHECKS=1
 (the selftests) adds, for LGC: the hook's asynchrony (at iterations T1
 and T1+T2 the worker thread holds its first bucket until the hook of the
 last one has returned: a synchronous hook would wait 20 s instead) and
@@ -131,6 +133,10 @@ def main() -> None:
         st = it.LGCState(net, alpha=alpha, t1=t1, t2=t2,
                          ae_lr=float(os.environ.get("LGC_AE_LR", "1e-3")),
                          ae_optim=os.environ.get("LGC_OPTIM", "adam"),
+                         ae_init=os.environ.get("LGC_INIT", "torch"),
+                         ae_norm=os.environ.get("LGC_NORM", "rms"),
+                         measure=os.environ.get("LGC_MEASURE") == "1",
+                         trainer=int(os.environ.get("LGC_TRAINER", "0")),
                          timeout=60,
                          codec=os.environ.get("LGC_CODEC", "none"),
                          feedback="feedback" in sys.argv[6:],
@@ -168,6 +174,8 @@ def main() -> None:
         out["stats"] = st.stats()
         out["ae_loss"] = st.ae_loss
         out["ae_rel_error"] = st.ae_rel_error
+        out["ae"] = digest(torch.cat([p.detach().reshape(-1)
+                                      for p in st.ae.parameters()]))
     if checks:
         out["fault"] = fault_step(st, ddp, opt, x[:BATCH], y[:BATCH])
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:

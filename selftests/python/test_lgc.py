@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "lgc_worker.py")
 PY = sys.executable
 WORLD, STEPS, T1, T2 = 4, 12, 3, 4
+TRAINER = 2                 # not rank 0, nor the first stage-2 leader
 
 TESTS: List[Tuple[str, Callable[[], None]]] = []
 _job: Dict[str, Any] = {}
@@ -45,6 +46,7 @@ def job() -> List[Dict[str, Any]]:
         procs = []
         for r in range(WORLD):
             env = dict(os.environ, MASTER_ADDR="127.0.0.1", LGC_CHECKS="1",
+                       LGC_TRAINER=str(TRAINER),
                        MASTER_PORT=str(port), RANK=str(r),
                        WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r))
             procs.append(subprocess.Popen(
@@ -66,7 +68,9 @@ def t_config() -> None:
                      ({"alpha": -0.1}, "(0, 1]"), ({"t1": -1}, "t1 -1"),
                      ({"t2": -5}, "t2 -5"), ({"momentum": 1.0}, "[0, 1)"),
                      ({"code_stride": 3}, "1, 2, 4, 8 or 16"),
-                     ({"trainer": -1}, "trainer -1 must be a rank")):
+                     ({"trainer": -1}, "trainer -1 must be a rank"),
+                     ({"ae_init": "he"}, "'torch', 'unit'"),
+                     ({"ae_norm": "max"}, "'rms', 'l2'")):
         try:
             it.LGCState(None, **kw)
         except ValueError as e:
@@ -163,6 +167,18 @@ def t_identical() -> None:
     print(f"# rate: stage 3 {s['3']['rate']:.1f}x, whole run "
           f"{s['total']['rate']:.2f}x")
     assert s["3"]["rate"] > 10 and s["total"]["rate"] > 1, s
+
+
+@test("the trainer alone trains; the same weights everywhere afterwards")
+def t_trainer() -> None:
+    ranks = job()
+    for r, d in enumerate(ranks):
+        n = len(d["ae_loss"])
+        # one step per stage-2 bucket (2 buckets an iteration)
+        want = 2 * T2 if r == TRAINER else 0
+        assert n == want, f"rank {r}: {n} autoencoder steps, want {want}"
+    ae = [d["ae"] for d in ranks]
+    assert len(set(ae)) == 1, f"autoencoder weights differ: {ae}"
 
 
 @test("hook asynchronous: futures pending at return, one worker thread")

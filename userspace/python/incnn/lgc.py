@@ -62,16 +62,22 @@ class Autoencoder(nn.Module):
     (stride 1, 2, 4, 8 or 16: that many of the first four layers halve
     the length)."""
 
-    def __init__(self, width: int = 16, seed: int = 0, stride: int = 16):
+    def __init__(self, width: int = 16, seed: int = 0, stride: int = 16,
+                 init: str = "torch"):
         super().__init__()
         if stride not in (1, 2, 4, 8, 16):
             raise ValueError(f"incnn.lgc: code stride {stride!r} must be "
                              "1, 2, 4, 8 or 16")
+        if init not in INITS:
+            raise ValueError(f"incnn.lgc: init {init!r} must be one of "
+                             f"{', '.join(INITS)}")
         self.stride = stride
         halve = [i < stride.bit_length() - 1 for i in range(4)]
         with torch.random.fork_rng():     # the same weights on every rank
             torch.manual_seed(seed)
             self.encoder, self.decoder = self._build(width, halve)
+            if init == "unit":
+                init_autoencoder(self)
 
     @staticmethod
     def _build(w: int, halve: List[bool]) -> Tuple[nn.Module, nn.Module]:
@@ -97,6 +103,29 @@ class Autoencoder(nn.Module):
     def decode(self, c: torch.Tensor) -> torch.Tensor:
         """(L/stride,) -> (L,)"""
         return self.decoder(c.view(1, 1, -1)).view(-1)
+
+
+INITS = ("torch", "unit")
+NORMS = ("rms", "l2")
+
+
+def init_autoencoder(ae: nn.Module) -> None:
+    """The "unit" initialisation: weights N(0, 1/fan_in) (fan_in of a
+    transposed convolution: in_channels * kernel / stride), biases 0, so
+    that every layer keeps the signal's variance (PyTorch's default
+    divides it by ~3 per layer: 10 layers leave ~3 % of the input's
+    standard deviation at the output). Uses torch's global RNG."""
+    with torch.no_grad():
+        for m in ae.modules():
+            if isinstance(m, nn.ConvTranspose1d):
+                fan = m.in_channels * m.kernel_size[0] / m.stride[0]
+            elif isinstance(m, nn.Conv1d):
+                fan = m.in_channels * m.kernel_size[0]
+            else:
+                continue
+            m.weight.normal_(0.0, math.sqrt(1.0 / fan))
+            if m.bias is not None:
+                m.bias.zero_()
 
 
 def padded(n: int) -> int:
@@ -188,6 +217,11 @@ class LGCState:
     feedback: (not in the paper) in stage 3, keep in the residual what the
               decoder's output missed of this rank's selected values
               (error feedback: docs/lgc.md), rather than clearing them
+    ae_init:  the autoencoder's initial weights: "torch" (PyTorch's
+              default) or "unit" (variance-keeping: init_autoencoder)
+    ae_norm:  the autoencoder's input is the selected values divided by
+              the leader's "rms" (root mean square) or "l2" (L2 norm) of
+              its own (the loss is then O(1) whatever the length)
     trainer:  the rank that gathers the vectors, trains the autoencoder in
               stage 2 and broadcasts its weights (the paper's "selected
               node"), in [0, world size)
@@ -207,7 +241,8 @@ class LGCState:
                  *, state: Optional["State"] = None, width: int = 16,
                  seed: int = 0, feedback: bool = False,
                  code_stride: int = 16, trainer: int = 0,
-                 measure: bool = False, **kw: Any):
+                 measure: bool = False, ae_init: str = "torch",
+                 ae_norm: str = "rms", **kw: Any):
         if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
             raise ValueError(f"incnn.lgc: alpha {alpha!r} must be in (0, 1]")
         for name, t in (("t1", t1), ("t2", t2)):
@@ -225,6 +260,12 @@ class LGCState:
         if ae_optim not in ("sgd", "adam"):
             raise ValueError(f"incnn.lgc: ae_optim {ae_optim!r} must be "
                              "'sgd' or 'adam'")
+        if ae_init not in INITS:
+            raise ValueError(f"incnn.lgc: ae_init {ae_init!r} must be one "
+                             f"of {', '.join(map(repr, INITS))}")
+        if ae_norm not in NORMS:
+            raise ValueError(f"incnn.lgc: ae_norm {ae_norm!r} must be one "
+                             f"of {', '.join(map(repr, NORMS))}")
         if not isinstance(trainer, int) or trainer < 0:
             raise ValueError(f"incnn.lgc: trainer {trainer!r} must be a "
                              "rank in [0, world size)")
@@ -261,7 +302,8 @@ class LGCState:
         self.feedback = bool(feedback)
         self.trainer = trainer
         self.measure = bool(measure)
-        self.ae = Autoencoder(width, seed, code_stride)
+        self.ae_norm = ae_norm
+        self.ae = Autoencoder(width, seed, code_stride, ae_init)
         opt = torch.optim.SGD if ae_optim == "sgd" else torch.optim.Adam
         self.ae_opt = opt(self.ae.parameters(), lr=ae_lr)
         self.iteration = 0                      # hooks seen (caller's side)
@@ -464,7 +506,8 @@ class LGCState:
                idx: torch.Tensor, st: Dict[str, Any], it: int
                ) -> Tuple[torch.Tensor, float]:
         """The leader's positions (delta- and deflate-coded) and scale
-        (the RMS of its selected autoencoder values) to every rank."""
+        (the RMS, or L2 norm, of its selected autoencoder values) to
+        every rank."""
         data, scale = b"", 0.0
         if self.rank == self._leader(it):
             d = torch.diff(idx, prepend=torch.zeros(1, dtype=torch.int64))
@@ -472,7 +515,8 @@ class LGCState:
             sc = [ps.v[idx[(idx >= o) & (idx < o + n)] - o]
                   for ps, o, n in layout if ps.kind == "ae"]
             c = torch.cat(sc) if sc else torch.zeros(0)
-            scale = float(c.pow(2).mean().sqrt()) if c.numel() else 0.0
+            scale = 0.0 if not c.numel() else float(c.norm()) \
+                if self.ae_norm == "l2" else float(c.pow(2).mean().sqrt())
         data, scale = self._broadcast_bytes(data, scale, it)
         # the index bytes and the scale (fp32) count; the length does not
         # (a framed stream carries it)
