@@ -95,11 +95,16 @@ def main() -> None:
     tx, ty = data(0, 1, 1000, 2)
     port = int(os.environ["MASTER_PORT"])
     res: Dict[str, Any] = {}
+    t0 = time.monotonic()
     for i, (name, codec) in enumerate((("baseline", None), ("none", "none"),
                                        ("emulated", emul),
                                        ("marked", "auto"))):
         res[name] = variant(name, codec, port + 1 + i, steps, t1, t2,
                             x, y, tx, ty)
+        # progress, in $TMP/rank<r>.err (printed if the job fails)
+        print(f"rank {rank}: {name} done at {time.monotonic() - t0:.0f} s "
+              f"(s/it {res[name]['sec_per_it']})", file=sys.stderr,
+              flush=True)
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
         json.dump(res, f)
     dist.destroy_process_group()
