@@ -22,8 +22,8 @@ sending zeros). Each row trains Autoencoder(seed=0) for STEPS (default
   opt    sgd lr 1e-3 (the paper), sgd lr 1e-4, sgd lr 1e-3 momentum 0.9,
          adam lr 1e-3
 
-Also prints, per init, the ratio of the code's and the output's standard
-deviation to the input's at init.
+Also prints, per init, how much of the code and of the output depends on
+the input at init (and how much is the biases' constant).
 """
 
 import math
@@ -79,13 +79,17 @@ def run(n: int, init: str, norm: str, opt: Tuple[str, str, float, float],
     return e0, err()
 
 
-def gains(init: str, n: int = 256) -> Tuple[float, float]:
+def gains(init: str, n: int = 256) -> Tuple[float, float, float, float]:
+    """At init, for x ~ N(0, 1): the std of the input-dependent part of
+    the code and of the output (f(x) - f(0)), and the mean |f(0)| (what
+    the biases put there)."""
     ae = Autoencoder(seed=0, init=init)
-    x = sample(5, n)[0]
+    x = torch.randn(n, generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
-        c = ae.encode(x)
-        y = ae.decode(c)
-    return float(c.std() / x.std()), float(y.std() / x.std())
+        c, c0 = ae.encode(x), ae.encode(torch.zeros(n))
+        y, y0 = ae.decode(c), ae.decode(c0)
+    return (float((c - c0).std()), float(c0.abs().mean()),
+            float((y - y0).std()), float(y0.abs().mean()))
 
 
 def main(argv: List[str]) -> int:
@@ -93,9 +97,10 @@ def main(argv: List[str]) -> int:
     ns = [int(a) for a in argv[2:]] or [256, 2048]
     torch.set_num_threads(1)
     for init in ("torch", "unit"):
-        c, y = gains(init)
-        print(f"# init {init}: at init code/input std {c:.3f}, "
-              f"output/input std {y:.3f}")
+        c, cb, y, yb = gains(init)
+        print(f"# init {init}, input N(0, 1): code = signal of std {c:.4f}"
+              f" + bias part of mean |.| {cb:.4f}; output = signal {y:.5f}"
+              f" + bias part {yb:.4f}")
     print(f"| N | init | norm | optimiser | rel. error at 0 | after {steps} |")
     print("|---|---|---|---|---|---|")
     for n in ns:
