@@ -289,8 +289,10 @@ TEST(thc_bad_params)
 	EXPECT_NE(NULL, strstr(err, "1..255")) TH_LOG("gran 300: %s", err);
 	cfg.thc_gran = 0;
 	cfg.method = INCNN_COLL_METHOD_GRADIVEQ;
+	cfg.gvq_k = 256;	/* not below the default d */
 	EXPECT_EQ(-EINVAL, bad(&cfg, err, sizeof(err)));
-	EXPECT_NE(NULL, strstr(err, "gradiveq")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "gradiveq: compressed size k 256")) TH_LOG("%s", err);
+	cfg.gvq_k = 0;
 	cfg.method = INCNN_COLL_METHOD_UNSET;
 	setenv("INCNN_METHOD", "thx", 1);
 	EXPECT_EQ(-EINVAL, bad(&cfg, err, sizeof(err)));
