@@ -368,6 +368,7 @@ struct incnn_comm {
 	/* GradiVeQ (gvq_comm.c): per layer of the current layer set */
 	struct {
 		struct incnn_gvq_params p;
+		double eps;		/* loss threshold, +inf: off */
 		bool fc;
 		struct incnn_gvq_sched s;
 		uint64_t set_hash;	/* the layer set's digest, 0: none */

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
+#include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -308,7 +309,7 @@ static int cm_resolve_codec(const struct incnn_comm_config *cfg,
 	return 0;
 }
 
-/* GradiVeQ's loss threshold: (0, 1], default 0.01 */
+/* GradiVeQ's loss threshold: (0, 1] or +inf (off), default 0.01 */
 static int cm_resolve_gvq_eps(const struct incnn_comm_config *cfg,
 			      struct coll_cfg *k, char *err, size_t errlen)
 {
@@ -316,19 +317,21 @@ static int cm_resolve_gvq_eps(const struct incnn_comm_config *cfg,
 	char *end;
 	double v = cfg->gvq_eps;
 
-	if (v == 0 && s) {
+	if (v == 0 && s && !strcmp(s, "off")) {
+		v = INFINITY;
+	} else if (v == 0 && s) {
 		errno = 0;
 		v = strtod(s, &end);
 		if (errno || *end || end == s || !(v > 0 && v <= 1)) {
-			cm_msg(err, errlen, "INCNN_GVQ_EPS=%s: want a number in (0, 1]",
+			cm_msg(err, errlen, "INCNN_GVQ_EPS=%s: want a number in (0, 1] or off",
 			       s);
 			return -EINVAL;
 		}
 	}
 	if (v == 0)
 		v = 0.01;
-	if (!(v > 0 && v <= 1)) {
-		cm_msg(err, errlen, "GradiVeQ loss threshold %g is out of range (0, 1]",
+	if (!(v > 0 && v <= 1) && !(isinf(v) && v > 0)) {
+		cm_msg(err, errlen, "GradiVeQ loss threshold %g is out of range (0, 1] (or +inf: off)",
 		       v);
 		return -EINVAL;
 	}

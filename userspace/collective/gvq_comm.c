@@ -29,6 +29,7 @@
  * the same layer set (counts and shapes); another set restarts the
  * schedule from warm-up.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -62,7 +63,8 @@ int incnn_coll_gvq_init(struct incnn_comm *c, const struct coll_cfg *k,
 	p->warmup = (unsigned int)k->gvq_warmup;
 	p->t_s = (unsigned int)k->gvq_ts;
 	p->t_c = (unsigned int)k->gvq_tc;
-	p->loss_eps = k->gvq_eps;
+	c->gvq.eps = k->gvq_eps;
+	p->loss_eps = isinf(k->gvq_eps) ? 1 : k->gvq_eps;
 	c->gvq.fc = k->gvq_fc;
 	return incnn_gvq_params_check(p, err, errlen);
 }
@@ -297,6 +299,8 @@ static void gv_pack_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	       (ly->count - n) * sizeof(float));
 	*off += ns * k + (ly->count - ns * d);
 	/* the loss monitor: this rank's slices through U U^T */
+	if (isinf(c->gvq.eps))
+		return;
 	den = gv_sumsq(v, ns * d);
 	loss = incnn_gvq_local_loss(pca, v, ns, N);
 	c->gvq.loss_num += loss * den;
@@ -418,13 +422,15 @@ static int gv_over(struct incnn_comm *c, unsigned int *over)
 	uint8_t me, *all;
 	int ret, r;
 
+	*over = 0;
+	if (isinf(c->gvq.eps))
+		return 0;	/* the loss monitor is off */
 	me = c->gvq.loss_den > 0 &&
-	     c->gvq.loss_num / c->gvq.loss_den > c->gvq.p.loss_eps;
+	     c->gvq.loss_num / c->gvq.loss_den > c->gvq.eps;
 	all = calloc((size_t)c->world, 1);
 	if (!all)
 		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
 	ret = incnn_comm_allgather_meta(c, &me, 1, all);
-	*over = 0;
 	for (r = 0; !ret && r < c->world; r++)
 		*over += all[r] ? 1 : 0;
 	free(all);

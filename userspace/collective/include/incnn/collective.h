@@ -185,7 +185,8 @@ enum incnn_coll_method {
  *							layers as 1x1 convs,
  *							our extension)
  *	gvq_eps		0	INCNN_GVQ_EPS		0.01 (loss threshold,
- *							(0, 1])
+ *							(0, 1]; INFINITY or
+ *							"off": no loss monitor)
  *
  * store_fd: rank 0 only; a listening TCP socket for the store (the
  * communicator takes it over and closes it), instead of binding
