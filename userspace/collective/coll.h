@@ -66,6 +66,9 @@ struct coll_cfg {
 COLL_HIDDEN int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 					  struct coll_cfg *k, char *err,
 					  size_t errlen);
+/* The cores' errors (errf.c): the message into @err (unless NULL), @rc */
+COLL_HIDDEN int incnn_coll_errf(char *err, size_t errlen, int rc,
+				const char *fmt, ...) COLL_PRINTF(4, 5);
 /* snprintf() into @buf unless it is NULL */
 COLL_HIDDEN void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
 	COLL_PRINTF(3, 4);
