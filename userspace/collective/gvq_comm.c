@@ -260,6 +260,12 @@ int incnn_coll_gvq_begin(struct incnn_comm *c,
 	return 0;
 }
 
+/* A layer whose flattening is the identity (FC, or M = H = W = 1). */
+static bool gv_identity(const struct incnn_gvq_conv *cv)
+{
+	return cv->filters == 1 && cv->height == 1 && cv->width == 1;
+}
+
 /* Sum of squares of @n floats (double, in order). */
 static double gv_sumsq(const float *x, size_t n)
 {
@@ -279,7 +285,8 @@ static void gv_pack_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	const struct incnn_gvq_pca *pca;
 	size_t n, ns, d, k;
 	unsigned int N = (unsigned int)c->world;
-	float *v = c->gvq.v, *out = c->gvq.pack + *off;
+	float *out = c->gvq.pack + *off;
+	const float *v = c->gvq.v;
 	double den, loss;
 
 	if (!g) {
@@ -292,7 +299,10 @@ static void gv_pack_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	ns = incnn_gvq_layer_nslices(g);
 	d = incnn_gvq_pca_d(pca);
 	k = incnn_gvq_pca_k(pca);
-	incnn_gvq_flatten(&c->gvq.cv[i], ly->grad, v);
+	if (gv_identity(&c->gvq.cv[i]))
+		v = ly->grad;
+	else
+		incnn_gvq_flatten(&c->gvq.cv[i], ly->grad, c->gvq.v);
 	incnn_gvq_compress(pca, v, ns, N, out);
 	memcpy(out + ns * k, v + ns * d, (n - ns * d) * sizeof(float));
 	memcpy(out + ns * k + (n - ns * d), ly->grad + n,
@@ -315,7 +325,8 @@ static void gv_unpack_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	const struct incnn_gvq_pca *pca;
 	const float *in = c->gvq.pack + *off;
 	size_t n, ns, d, k;
-	float *v = c->gvq.v;
+	bool id = gv_identity(&c->gvq.cv[i]);
+	float *v = id ? ly->grad : c->gvq.v;
 
 	if (!g) {
 		memcpy(ly->grad, in, ly->count * sizeof(float));
@@ -329,7 +340,8 @@ static void gv_unpack_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	k = incnn_gvq_pca_k(pca);
 	incnn_gvq_decompress(pca, in, ns, v);
 	memcpy(v + ns * d, in + ns * k, (n - ns * d) * sizeof(float));
-	incnn_gvq_unflatten(&c->gvq.cv[i], v, ly->grad);
+	if (!id)
+		incnn_gvq_unflatten(&c->gvq.cv[i], v, ly->grad);
 	memcpy(ly->grad + n, in + ns * k + (n - ns * d),
 	       (ly->count - n) * sizeof(float));
 	*off += ns * k + (ly->count - ns * d);
@@ -342,11 +354,17 @@ static void gv_sample(struct incnn_comm *c, const struct incnn_layer *layers,
 	size_t i;
 
 	for (i = q->first; i < q->first + q->nlayers; i++) {
+		const float *v = layers[i].grad;
+
 		if (!c->gvq.l[i])
 			continue;
-		incnn_gvq_flatten(&c->gvq.cv[i], layers[i].grad, c->gvq.v);
+		if (!gv_identity(&c->gvq.cv[i])) {
+			incnn_gvq_flatten(&c->gvq.cv[i], layers[i].grad,
+					  c->gvq.v);
+			v = c->gvq.v;
+		}
 		/* never full: the schedule fits after T_s samples */
-		(void)incnn_gvq_layer_sample(c->gvq.l[i], c->gvq.v);
+		(void)incnn_gvq_layer_sample(c->gvq.l[i], v);
 	}
 }
 
