@@ -489,6 +489,38 @@ TEST(gvq_loss_monitor_refreshes)
 	}
 }
 
+/* rank 2 compresses to k = 8: every rank fails, naming it, no hang */
+static void odd_k(struct rank_ctx *x, struct incnn_comm_config *cfg)
+{
+	if (x->rank == 2)
+		cfg->gvq_k = 8;
+}
+
+TEST(gvq_ranks_disagree)
+{
+	struct rank_ctx x[MAX_RANKS];
+	struct gjob t;
+	struct job j;
+	int r;
+
+	memset(&t, 0, sizeof(t));
+	for (r = 0; r < 3; r++)
+		t.out[r] = malloc(4 * total() * NCALLS);
+	job_init(&j, 3);
+	gvq_config(&j);
+	j.tweak = odd_k;
+	j.fn = gvq_fn;
+	j.arg = &t;
+	ASSERT_EQ(0, job_run(&j, x));
+	for (r = 0; r < 3; r++) {
+		ASSERT_EQ(0, x[r].create_ret) TH_LOG("%s", x[r].create_err);
+		EXPECT_NE(0, x[r].ret);
+		EXPECT_NE(NULL, strstr(x[r].err, "rank 2's settings or layer shapes differ"))
+			TH_LOG("rank %d: %s", r, x[r].err);
+		free(t.out[r]);
+	}
+}
+
 static int bad(struct incnn_comm_config *cfg, char *err, size_t len)
 {
 	struct incnn_comm *c = (void *)1;

@@ -177,6 +177,33 @@ static int gv_new_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	return 0;
 }
 
+/*
+ * The ranks must agree on the settings and the layer set (shapes
+ * included: the compressed lengths must match): one digest through the
+ * store per new layer set.
+ */
+static int gv_agree(struct incnn_comm *c, uint64_t set_hash)
+{
+	const struct incnn_gvq_params *p = &c->gvq.p;
+	unsigned int u[5] = { p->d, p->k, p->warmup, p->t_s, p->t_c };
+	uint64_t h = gv_hash(set_hash, u, sizeof(u)), *all;
+	int ret, r;
+
+	h = gv_hash(h, &c->gvq.eps, sizeof(c->gvq.eps));
+	h = gv_hash(h, &c->gvq.fc, sizeof(c->gvq.fc));
+	all = calloc((size_t)c->world, sizeof(*all));
+	if (!all)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	ret = incnn_comm_allgather_meta(c, &h, sizeof(h), all);
+	for (r = 1; !ret && r < c->world; r++)
+		if (all[r] != all[0])
+			ret = incnn_coll_fail(c, -EPROTO, false,
+					      "gradiveq: rank %d's settings or layer shapes differ from rank 0's",
+					      r);
+	free(all);
+	return ret;
+}
+
 /* A new layer set: every layer's state, the schedule from the start. */
 static int gv_reset(struct incnn_comm *c, const struct incnn_layer *layers,
 		    size_t L, uint64_t h)
@@ -186,6 +213,9 @@ static int gv_reset(struct incnn_comm *c, const struct incnn_layer *layers,
 
 	gv_drop_layers(c);
 	memset(&c->gvq.st, 0, sizeof(c->gvq.st));
+	ret = gv_agree(c, h);
+	if (ret)
+		return ret;
 	c->gvq.l = calloc(L ? L : 1, sizeof(*c->gvq.l));
 	c->gvq.cv = calloc(L ? L : 1, sizeof(*c->gvq.cv));
 	if (!c->gvq.l || !c->gvq.cv)
@@ -290,7 +320,8 @@ static void gv_pack_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	double den, loss;
 
 	if (!g) {
-		memcpy(out, ly->grad, ly->count * sizeof(float));
+		if (ly->count)
+			memcpy(out, ly->grad, ly->count * sizeof(float));
 		*off += ly->count;
 		return;
 	}
@@ -329,7 +360,8 @@ static void gv_unpack_layer(struct incnn_comm *c, const struct incnn_layer *ly,
 	float *v = id ? ly->grad : c->gvq.v;
 
 	if (!g) {
-		memcpy(ly->grad, in, ly->count * sizeof(float));
+		if (ly->count)
+			memcpy(ly->grad, in, ly->count * sizeof(float));
 		*off += ly->count;
 		return;
 	}
@@ -377,9 +409,9 @@ int incnn_coll_gvq_bucket(struct incnn_comm *c,
 	int ret;
 
 	for (i = q->first; i < q->first + q->nlayers; i++) {
-		if (comp)
+		if (comp) {
 			gv_pack_layer(c, &layers[i], i, &off);
-		else {
+		} else if (layers[i].count) {
 			memcpy(c->gvq.pack + off, layers[i].grad,
 			       layers[i].count * sizeof(float));
 			off += layers[i].count;
@@ -390,9 +422,9 @@ int incnn_coll_gvq_bucket(struct incnn_comm *c,
 		return ret;
 	off = 0;
 	for (i = q->first; i < q->first + q->nlayers; i++) {
-		if (comp)
+		if (comp) {
 			gv_unpack_layer(c, &layers[i], i, &off);
-		else {
+		} else if (layers[i].count) {
 			memcpy(layers[i].grad, c->gvq.pack + off,
 			       layers[i].count * sizeof(float));
 			off += layers[i].count;
