@@ -955,6 +955,25 @@ out:
 	return status;
 }
 
+/* Rank 0: a size's row (row->bytes set) from the gathered figures. */
+static void sweep_row(const struct ar_opts *o, const struct ar_bufs *b,
+		      struct ar_row *row, int N, unsigned int codec,
+		      unsigned int param, const struct ar_sum *sum,
+		      const struct ar_meta *me)
+{
+	row->identical = sum->identical;
+	row->digest = sum->digest;
+	row->time_us = sum->worst / o->iters * 1e6;
+	row->algbw = row->time_us > 0 ? row->bytes / row->time_us * 1e-3 : 0;
+	row->busbw = row->algbw * 2.0 * (N - 1) / N;
+	row->wire_bytes = me->wire / o->iters;
+	row->budget = budget_of(o, codec, param, N);
+	row->within = check_errors(b->buf, b->exact, b->ab, row->bytes / 4, N,
+				   &row->budget, &row->max_err);
+	row->gvq_calls = o->method == INCNN_COLL_METHOD_GRADIVEQ ?
+			 (int64_t)me->gvq_calls : -1;
+}
+
 static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
 	struct incnn_comm *comm;
@@ -993,7 +1012,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 
 	for (k = 0; k < ns; k++) {
 		size_t n = sizes[k] / 4;
-		struct ar_row row = { .bytes = sizes[k], .gvq_calls = -1 };
+		struct ar_row row = { .bytes = sizes[k] };
 		struct sweep_arg sa = { .ps = o->co.ps, .buf = b.buf, .n = n };
 		struct incnn_gvq_status gs;
 
@@ -1017,18 +1036,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 		}
 		if (rank != 0)
 			continue;
-
-		row.identical = sum.identical;
-		row.digest = sum.digest;
-		row.time_us = sum.worst / o->iters * 1e6;
-		row.algbw = row.time_us > 0 ? sizes[k] / row.time_us * 1e-3 : 0;
-		row.busbw = row.algbw * 2.0 * (N - 1) / N;
-		row.wire_bytes = me.wire / o->iters;
-		row.budget = budget_of(o, codec, param, N);
-		row.within = check_errors(b.buf, b.exact, b.ab, n, N,
-					  &row.budget, &row.max_err);
-		if (o->method == INCNN_COLL_METHOD_GRADIVEQ)
-			row.gvq_calls = (int64_t)me.gvq_calls;
+		sweep_row(o, &b, &row, N, codec, param, &sum, &me);
 		print_row(o, &row, k == 0);
 		if (o->check && (!row.identical || !row.within))
 			status = TU_EXIT_RUNTIME;
