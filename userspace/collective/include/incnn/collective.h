@@ -216,9 +216,11 @@ struct incnn_comm_config {
 	int thc_bits;		/* THC b, 0 unset */
 	int thc_gran;		/* THC g, 0 unset */
 	/* GradiVeQ (docs/gradiveq.md) */
-	int gvq_d, gvq_k;	/* slice and compressed sizes, 0 unset */
+	int gvq_d;		/* slice size, 0 unset */
+	int gvq_k;		/* compressed size, 0 unset */
 	int gvq_warmup;		/* -1 unset */
-	int gvq_ts, gvq_tc;	/* T_s, T_c, 0 unset */
+	int gvq_ts;		/* T_s, 0 unset */
+	int gvq_tc;		/* T_c, 0 unset */
 	int gvq_fc;		/* -1 unset, 0, 1 */
 	double gvq_eps;		/* loss-monitor threshold, 0 unset */
 };
