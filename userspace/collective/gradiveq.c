@@ -8,12 +8,12 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <incnn/gradiveq.h>
+#include "coll.h"
 
 /*
  * Let GCC's -O2 vectorise the element-wise inner loops of compress and
@@ -27,17 +27,7 @@
 #define GVQ_VECTORIZE
 #endif
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#define fail incnn_coll_errf
 
 void incnn_gvq_params_default(struct incnn_gvq_params *p)
 {

@@ -8,32 +8,19 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec.h"
 #include "thc_int.h"
+#include "coll.h"
 
 #define TIE		1e-9	/* as scripts/gen/thc-table.py */
 #define MIN_BLOCK	16
 #define NORM_LIMIT	0x1p100
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#define fail incnn_coll_errf
 
 void incnn_thc_params_default(struct incnn_thc_params *p)
 {

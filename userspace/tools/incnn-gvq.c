@@ -51,14 +51,6 @@ static int usage(void)
 	return 0;
 }
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void run_step(const struct incnn_gvq_pca *c, struct bufs *b,
 		     unsigned int N, enum step s)
 {
@@ -91,9 +83,9 @@ static double time_step(const struct incnn_gvq_pca *c, struct bufs *b,
 
 	run_step(c, b, N, s);	/* warm up */
 	while (tu_now() < end || it < 3) {
-		t0 = cpu_now();
+		t0 = tu_cpu_now();
 		run_step(c, b, N, s);
-		el = cpu_now() - t0;
+		el = tu_cpu_now() - t0;
 		if (el < best)
 			best = el;
 		it++;
@@ -191,9 +183,9 @@ static int bench(const struct opts *o)
 		incnn_gvq_pca_destroy(c);
 		return tu_error(prog, TU_EXIT_RUNTIME, "out of memory");
 	}
-	t0 = cpu_now();
+	t0 = tu_cpu_now();
 	rc = incnn_gvq_pca_fit(c, b.samples, o->p.t_s);
-	fit_ms = (cpu_now() - t0) * 1e3;
+	fit_ms = (tu_cpu_now() - t0) * 1e3;
 	if (!rc) {
 		printf("# incnn-gvq bench: n=%zu floats (%.1f MB, %zu slices), d=%u k=%u (ratio %.2f), N=%ld, portable C, one core\n",
 		       b.n, b.n * 4 / 1e6, b.ns, o->p.d, o->p.k,
@@ -241,23 +233,18 @@ static int parse(int argc, char **argv, struct opts *o)
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, ":d:k:n:N:T:t:h", lo, NULL)) != -1) {
+		rc = tu_bench_opt(prog, c, optarg, INCNN_GVQ_MAX_LAYER, &o->n,
+				  &o->secs);
+		if (rc >= 0) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (c) {
-		case 'n':
-			if (tu_parse_u64(optarg, &o->n) || !o->n ||
-			    o->n > INCNN_GVQ_MAX_LAYER)
-				return tu_error(prog, TU_EXIT_USAGE,
-						"-n %s: not a count in [1, 1G]", optarg);
-			break;
 		case 'd': case 'k': case 'N': case 'T':
 			rc = parse_int(c, optarg, o);
 			if (rc)
 				return rc;
-			break;
-		case 't':
-			if (tu_parse_double(optarg, &o->secs) ||
-			    !(o->secs > 0 && o->secs <= 60))
-				return tu_error(prog, TU_EXIT_USAGE,
-						"-t %s: not a number in (0, 60]", optarg);
 			break;
 		case 'h':
 			return -1;

@@ -29,7 +29,8 @@ static const char *prog = "incnn-thc";
 
 struct opts {
 	struct incnn_thc_params p;
-	unsigned long n, workers;
+	uint64_t n;
+	unsigned long workers;
 	double secs;
 	bool scalar;
 };
@@ -97,14 +98,6 @@ static int run_step(const struct incnn_thc *t, struct bufs *b, size_t n,
 	return rc;
 }
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /*
  * GB/s of n floats per call: the fastest call (this thread's CPU time,
  * so other processes on the machine do not count) over @secs of calls
@@ -117,10 +110,10 @@ static double time_step(const struct incnn_thc *t, struct bufs *b, size_t n,
 
 	*rc = run_step(t, b, n, N, s, it++);	/* warm up */
 	while (!*rc && (tu_now() < end || it < 3)) {
-		double t0 = cpu_now(), el;
+		double t0 = tu_cpu_now(), el;
 
 		*rc = run_step(t, b, n, N, s, it++);
-		el = cpu_now() - t0;
+		el = tu_cpu_now() - t0;
 		if (el < best)
 			best = el;
 	}
@@ -223,18 +216,18 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t u;
 	long v;
-	int c;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, ":b:g:p:B:n:N:t:h", lo, NULL)) != -1) {
+		rc = tu_bench_opt(prog, c, optarg, INCNN_THC_MAX_N, &o->n,
+				  &o->secs);
+		if (rc >= 0) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (c) {
-		case 'n':
-			if (tu_parse_u64(optarg, &u) || !u || u > INCNN_THC_MAX_N)
-				return tu_error(prog, TU_EXIT_USAGE,
-						"-n %s: not a count in [1, 1G]", optarg);
-			o->n = u;
-			break;
 		case 'b': case 'g': case 'B': case 'N':
 			if (tu_parse_long(optarg, 1, 1L << 30, &v))
 				return tu_error(prog, TU_EXIT_USAGE,
@@ -250,12 +243,9 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->workers = v;
 			break;
 		case 'p':
-		case 't':
-			if (tu_parse_double(optarg, c == 'p' ? &o->p.p : &o->secs) ||
-			    (c == 't' && !(o->secs > 0 && o->secs <= 60)))
+			if (tu_parse_double(optarg, &o->p.p))
 				return tu_error(prog, TU_EXIT_USAGE,
-						"-%c %s: not a number%s", c, optarg,
-						c == 't' ? " in (0, 60]" : "");
+						"-p %s: not a number", optarg);
 			break;
 		case 'S':
 			o->scalar = true;

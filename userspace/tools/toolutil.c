@@ -222,6 +222,35 @@ double tu_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double tu_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int tu_bench_opt(const char *prog, int c, const char *arg, uint64_t max_n,
+		 uint64_t *n, double *secs)
+{
+	uint64_t u;
+
+	if (c == 'n') {
+		if (tu_parse_u64(arg, &u) || !u || u > max_n)
+			return tu_error(prog, TU_EXIT_USAGE,
+					"-n %s: not a count in [1, 1G]", arg);
+		*n = u;
+		return 0;
+	}
+	if (c == 't') {
+		if (tu_parse_double(arg, secs) || !(*secs > 0 && *secs <= 60))
+			return tu_error(prog, TU_EXIT_USAGE,
+					"-t %s: not a number in (0, 60]", arg);
+		return 0;
+	}
+	return -1;
+}
+
 void tu_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);

@@ -78,6 +78,16 @@ uint32_t tu_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* Monotonic time in seconds (CLOCK_MONOTONIC). */
 double tu_now(void);
+/* This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID). */
+double tu_cpu_now(void);
+
+/*
+ * The benchmark tools' (incnn-thc, incnn-gvq) -n FLOATS (1..@max_n) and
+ * -t SECONDS ((0, 60]) for getopt's @c: 0 when taken, the usage error's
+ * exit status (printed), or -1 when @c is neither.
+ */
+int tu_bench_opt(const char *prog, int c, const char *arg, uint64_t max_n,
+		 uint64_t *n, double *secs);
 
 /* Write @s as a JSON string literal, with quotes. */
 void tu_json_str(FILE *f, const char *s);

@@ -67,6 +67,13 @@ class Config(ctypes.Structure):
         ("method", ctypes.c_int),            # enum incnn_coll_method
         ("thc_bits", ctypes.c_int),
         ("thc_gran", ctypes.c_int),
+        ("gvq_d", ctypes.c_int),
+        ("gvq_k", ctypes.c_int),
+        ("gvq_warmup", ctypes.c_int),
+        ("gvq_ts", ctypes.c_int),
+        ("gvq_tc", ctypes.c_int),
+        ("gvq_fc", ctypes.c_int),
+        ("gvq_eps", ctypes.c_double),
     ]
 
 
