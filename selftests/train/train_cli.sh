@@ -4,7 +4,8 @@
 # incnn-train end to end (ASan/UBSan build, 127.0.0.1, the synthetic
 # dataset unless the MNIST file is there): determinism, ring = ps for two
 # ranks, one rank with batch 2B against two ranks with batch B, identical
-# replicas under codec emulation, the environment rendezvous giving the
+# replicas under codec emulation, --method and --buckets (summary line),
+# the environment rendezvous giving the
 # same losses as -n, --iters, a run that learns, scripts/demo/train-compare.sh,
 # and one-line errors for bad input.
 set -u
@@ -29,7 +30,8 @@ deterministic() {
 	"$cmp" "$tmp/a.log" "$tmp/b.log" 80 &&
 	[ "$(grep -c '^iter ' "$tmp/a.log")" = 80 ] &&
 	# everything but the timings is the same
-	diff <(sed 's/ seconds .*//' "$tmp/a.log") <(sed 's/ seconds .*//' "$tmp/b.log") &&
+	diff <(sed 's/ seconds .*//; s/ iter_ms .*//' "$tmp/a.log") \
+	     <(sed 's/ seconds .*//; s/ iter_ms .*//' "$tmp/b.log") &&
 	# another seed: other losses
 	"$tool" "${small[@]}" -n 2 --iters 3 --seed 2 --log "$tmp/c.log" &&
 	! "$cmp" "$tmp/a.log" "$tmp/c.log" 3
@@ -109,6 +111,40 @@ iters_stop() {
 	! grep -q '^epoch ' "$tmp/s.log"
 }
 
+# the run's summary: method, buckets, iterations, accuracy and wire bytes
+summary_line() {	# log method buckets iters
+	grep -q "^summary method $2 buckets $3 nbuckets [1-9][0-9]* iters $4 test_acc [01]\.[0-9]\{4\} iter_ms [0-9.]* wire_bytes_per_iter [1-9][0-9]*\$" "$1" &&
+	grep -q "^# method $2 buckets $3\$" "$1"
+}
+
+# --method and --buckets: the summary line, identical replicas; THC sends
+# less than a quarter of fp32's bytes; with 2 ranks a ring sum is a + b
+# whatever the buckets, so mgwfbp gives single's losses bit for bit
+methods_buckets() {
+	local m b w
+	for m in none thc; do
+		for b in single mgwfbp; do
+			"$tool" "${small[@]}" -n 4 --epochs 1 --method "$m" \
+				--buckets "$b" --log "$tmp/$m-$b.log" || return 1
+			summary_line "$tmp/$m-$b.log" "$m" "$b" 20 &&
+			[ "$(field "$tmp/$m-$b.log" epoch identical)" = 4 ] ||
+				return 1
+		done
+	done
+	grep -q '^# buckets mgwfbp: backward [0-9.]* s (rank 0), cost a ' "$tmp/thc-mgwfbp.log" &&
+	# (fp32: the ring sends 2 (N-1)/N of the 25818 floats per iteration)
+	[ "$(field "$tmp/none-single.log" summary wire_bytes_per_iter)" = 154908 ] &&
+	w=$(field "$tmp/thc-single.log" summary wire_bytes_per_iter) &&
+	echo "wire bytes per iteration: none 154908, thc $w" &&
+	[ $((w * 4)) -lt 154908 ] &&
+	"$tool" "${small[@]}" -n 2 --iters 20 --buckets single --log "$tmp/s2.log" &&
+	"$tool" "${small[@]}" -n 2 --iters 20 --buckets mgwfbp --log "$tmp/m2.log" &&
+	"$cmp" "$tmp/s2.log" "$tmp/m2.log" 20 &&
+	# not quiet: the same summary on stderr
+	"$tool" --data synth --hidden 32,16 -n 2 --iters 3 --method thc 2>&1 |
+		grep -q '^incnn-train: summary method thc buckets single nbuckets 1 iters 3 test_acc '
+}
+
 compare_script() {
 	local rc
 	"$tool" "${small[@]}" -n 1 --iters 4 --log "$tmp/x.log" || return 1
@@ -153,6 +189,10 @@ bad_input() {
 	bad 2 --data synth --wd -1 &&
 	bad 2 --data synth --tos 256 &&
 	bad 2 --data synth --seed x &&
+	bad 2 --data synth --method zip &&
+	bad 2 --data synth --method &&
+	bad 2 --data synth --buckets fixed &&
+	bad 2 --data synth --buckets &&
 	bad 2 --data synth --frobnicate &&
 	bad 2 --data synth --epochs &&
 	bad 2 --data synth extra &&
@@ -180,6 +220,7 @@ check "ebq 2^-6 emulation: 4 identical replicas, deterministic" codec_replicas e
 check "inceptionn 2^-8 emulation: 4 identical replicas, deterministic" codec_replicas inceptionn 2^-8
 check "env rendezvous (MASTER_ADDR...) = -n, bit for bit" env_rendezvous
 check "--iters stops mid-epoch with a digest" iters_stop
+check "--method none|thc x --buckets single|mgwfbp: summary, replicas" methods_buckets
 check "train-compare.sh finds the first difference" compare_script
 check "bad input: one-line error, exit status 2 or 1" bad_input
 if [ -f "$mnist" ]; then

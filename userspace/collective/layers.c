@@ -329,7 +329,8 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 		const struct incnn_bucket *q = &bk[k];
 		double ready = pl[q->first + q->nlayers - 1].ready, t1, t2;
 
-		ly_sleep_until(t0 + ready);
+		if (!o.no_wait)
+			ly_sleep_until(t0 + ready);
 		t1 = ly_now();
 		ret = ly_bucket(c, layers, q, o.ps);
 		if (ret)

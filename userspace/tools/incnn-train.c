@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include "toolutil.h"
 #include "commutil.h"
 #include <incnn/collective.h>
+#include <incnn/wfbp.h>
 #include "../train/data.h"
 #include "../train/mlp.h"
 
@@ -57,6 +59,8 @@ struct tr_opts {
 	int batch;
 	double lr, momentum, wd;
 	bool quiet;
+	enum incnn_coll_method method;	/* --method */
+	bool mgwfbp;			/* --buckets mgwfbp */
 };
 
 static void usage(FILE *f)
@@ -66,7 +70,8 @@ static void usage(FILE *f)
 "                   [--algo ring|ps] [--codec none|auto|inceptionn|ebq]\n"
 "                   [--bound 2^-K] [--log FILE] [--seed S] [--hidden LIST]\n"
 "                   [--batch B] [--lr X] [--momentum X] [--wd X] [--tos TOS]\n"
-"                   [--timeout MS] [--quiet]\n"
+"                   [--timeout MS] [--method none|thc|gradiveq]\n"
+"                   [--buckets single|mgwfbp] [--quiet]\n"
 "\n"
 "Data-parallel SGD of an MLP (INCEPTIONN's HDC network: 784-500-500-500-\n"
 "500-10, ReLU, softmax cross-entropy) with the incnn collective summing\n"
@@ -93,7 +98,13 @@ static void usage(FILE *f)
 "      --tos TOS      IP ToS of the gradient sockets (default 0x28)\n"
 "      --timeout MS   a rank making no progress for MS fails the job\n"
 "                     (default 300000)\n"
-"  -q, --quiet        no progress lines on stderr\n"
+"      --method M     compression inside the collective: none, thc or\n"
+"                     gradiveq (default: INCNN_METHOD, else none); thc\n"
+"                     and gradiveq data sockets are unmarked (ToS 0)\n"
+"      --buckets B    single (default: one allreduce of the whole\n"
+"                     gradient) or mgwfbp (incnn_allreduce_layers() with\n"
+"                     the MG-WFBP plan over the layers, backward order)\n"
+"  -q, --quiet        no progress lines on stderr (nor the summary)\n"
 "  -h, --help         this help\n",
 		SYNTH_TRAIN, SYNTH_TEST, TU_MAX_LOCAL);
 }
@@ -104,6 +115,8 @@ enum {
 	OPT_LR,
 	OPT_MOMENTUM,
 	OPT_WD,
+	OPT_METHOD,
+	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -118,6 +131,8 @@ static const struct option long_opts[] = {
 	{ "lr", required_argument, NULL, OPT_LR },
 	{ "momentum", required_argument, NULL, OPT_MOMENTUM },
 	{ "wd", required_argument, NULL, OPT_WD },
+	{ "method", required_argument, NULL, OPT_METHOD },
+	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -242,6 +257,37 @@ static int run_opt(struct tr_opts *o, int c, const char *arg)
 	return -1;
 }
 
+/* The collective's options (--method, --buckets): as model_opt(). */
+static int coll_opt(struct tr_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_METHOD:
+		if (!strcmp(arg, "none"))
+			o->method = INCNN_COLL_METHOD_NONE;
+		else if (!strcmp(arg, "thc"))
+			o->method = INCNN_COLL_METHOD_THC;
+		else if (!strcmp(arg, "gradiveq"))
+			o->method = INCNN_COLL_METHOD_GRADIVEQ;
+		else
+			return usage_err("--method %s: must be none, thc or gradiveq",
+					 arg);
+		return 0;
+	case OPT_BUCKETS:
+		if (strcmp(arg, "single") && strcmp(arg, "mgwfbp"))
+			return usage_err("--buckets %s: must be single or mgwfbp",
+					 arg);
+		o->mgwfbp = arg[0] == 'm';
+		return 0;
+	}
+	return -1;
+}
+
+static const char *method_name(enum incnn_coll_method m)
+{
+	return m == INCNN_COLL_METHOD_THC ? "thc" :
+	       m == INCNN_COLL_METHOD_GRADIVEQ ? "gradiveq" : "none";
+}
+
 static int parse_args(struct tr_opts *o, int argc, char **argv)
 {
 	int c, r;
@@ -257,6 +303,8 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 		r = run_opt(o, c, optarg);
 		if (r < 0)
 			r = model_opt(o, c, optarg);
+		if (r < 0)
+			r = coll_opt(o, c, optarg);
 		if (r < 0)
 			r = tu_coll_opt(PROG, &o->co, c, optarg, argv);
 		if (r)
@@ -302,6 +350,13 @@ struct tr_run {
 	uint8_t *y;
 	int *perm;
 	double t0, last_progress;
+	/* --buckets mgwfbp: the layers (backward order) and the options */
+	struct incnn_layer ly[TR_MAX_LAYERS];
+	struct incnn_layers_opts lo;
+	size_t nbuckets;	/* of the last call's plan */
+	double iter_s;		/* wall time in train_iter(), all iterations */
+	uint64_t wire0;		/* incnn_comm_wire_bytes() at the start */
+	double test_acc;	/* the last evaluation's (rank 0), or NaN */
 };
 
 /* test loss and accuracy of this rank's shard of the test split */
@@ -341,6 +396,75 @@ static int gather(struct tr_run *r, struct tr_meta *me, struct tr_meta *all)
 	return 0;
 }
 
+/* The gradient's sum: one allreduce, or the layers API's buckets. */
+static int allreduce_grad(struct tr_run *r)
+{
+	struct incnn_layers_stats st;
+	struct tr_mlp *m = &r->m;
+	int ret;
+
+	if (!r->o->mgwfbp)
+		return r->o->co.ps ?
+		       incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
+		       incnn_allreduce(r->comm, m->grad, m->nparams);
+	memset(&st, 0, sizeof(st));
+	ret = incnn_allreduce_layers(r->comm, r->ly, (size_t)m->nlayers,
+				     INCNN_SCHED_MGWFBP, &r->lo, &st);
+	r->nbuckets = st.nbuckets;
+	return ret;
+}
+
+/*
+ * --buckets mgwfbp: the layers (each layer's weights and bias, which are
+ * adjacent, in backward order) and their ready times for the plan: rank
+ * 0's measured backward time of one batch, split in proportion to the
+ * layers' multiply-adds (in x out) and shared, so that every rank plans
+ * the same buckets. The backward pass has run when the call is made, so
+ * the call does not wait for the ready times (no_wait). The cost model
+ * is probed here, before the wire bytes are counted.
+ */
+static int setup_layers(struct tr_run *r)
+{
+	struct tr_mlp *m = &r->m;
+	int L = m->nlayers, B = r->o->batch, i, l;
+	double t, tot = 0, cum = 0, a, b, *all;
+	int ret;
+
+	for (i = 0; i < B; i++)
+		tr_data_get(r->d, i, r->x + (size_t)i * r->d->dim, r->y + i);
+	tr_mlp_forward(m, r->x, B, r->y, NULL);
+	t = tu_now();
+	tr_mlp_backward(m, B, r->y);
+	t = tu_now() - t;
+	all = calloc((size_t)r->N, sizeof(double));
+	if (!all)
+		return fail("out of memory");
+	ret = incnn_comm_allgather_meta(r->comm, &t, sizeof(t), all);
+	t = all[0];
+	free(all);
+	for (l = 0; l < L; l++)
+		tot += (double)m->dims[l] * m->dims[l + 1];
+	for (i = 0; i < L; i++) {
+		l = L - 1 - i;
+		r->ly[i].grad = m->grad + m->woff[l];
+		r->ly[i].count = (size_t)m->dims[l] * m->dims[l + 1] +
+				 (size_t)m->dims[l + 1];
+		cum += (double)m->dims[l] * m->dims[l + 1];
+		r->ly[i].ready = t * cum / tot;
+	}
+	incnn_layers_opts_init(&r->lo);
+	r->lo.ps = r->o->co.ps;
+	r->lo.no_wait = true;
+	if (!ret)
+		ret = incnn_comm_probe_cost(r->comm, r->lo.ps, &a, &b);
+	if (ret)
+		return fail("rank %d: %s", r->rank, incnn_comm_strerror(r->comm));
+	if (r->log)
+		fprintf(r->log, "# buckets mgwfbp: backward %.6f s (rank 0), cost a %g s + b %g s/byte (probed)\n",
+			t, a, b);
+	return 0;
+}
+
 /*
  * One iteration @i of the epoch: forward and backward on our slice of the
  * global batch, allreduce, SGD. *@mean: the global batch's mean loss
@@ -361,8 +485,7 @@ static int train_iter(struct tr_run *r, int i, long it, double *losses,
 	loss = tr_mlp_forward(m, r->x, B, r->y, NULL);
 	tr_mlp_backward(m, B, r->y);
 	t = tu_now();
-	ret = o->co.ps ? incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
-	      incnn_allreduce(r->comm, m->grad, m->nparams);
+	ret = allreduce_grad(r);
 	if (!ret)
 		ret = incnn_comm_allgather_meta(r->comm, &loss, sizeof(loss),
 						losses);
@@ -411,6 +534,7 @@ static void epoch_report(struct tr_run *r, const struct tr_meta *all,
 		ok += all[b].correct;
 	}
 	tl /= d->n_test;
+	r->test_acc = (double)ok / d->n_test;
 	if (r->log) {
 		fprintf(r->log, "epoch %d iter %ld train_loss %a %.9g test_loss %a %.9g test_acc %.4f correct %" PRId64
 			" test %d digest %016" PRIx64 " identical %d seconds %.3f comm %.3f\n",
@@ -428,6 +552,45 @@ static void epoch_report(struct tr_run *r, const struct tr_meta *all,
 	r->last_progress = tu_now();
 }
 
+/* Rank 0: the run's summary line, in the log and on stderr. */
+static void summary(struct tr_run *r, long it)
+{
+	uint64_t wire = incnn_comm_wire_bytes(r->comm) - r->wire0;
+	char line[256];
+
+	snprintf(line, sizeof(line),
+		 "summary method %s buckets %s nbuckets %zu iters %ld test_acc %.4f iter_ms %.3f wire_bytes_per_iter %.0f",
+		 method_name(incnn_comm_method(r->comm)), r->o->mgwfbp ? "mgwfbp" : "single",
+		 r->o->mgwfbp ? r->nbuckets : (size_t)1, it, r->test_acc,
+		 it ? r->iter_s * 1e3 / (double)it : 0.0,
+		 it ? (double)wire / (double)it : 0.0);
+	if (r->log)
+		fprintf(r->log, "%s\n", line);
+	if (!r->o->quiet)
+		fprintf(stderr, PROG ": %s\n", line);
+}
+
+/* Stopped within an epoch (--iters): evaluate, digest, the stop line. */
+static int train_stop(struct tr_run *r, struct tr_meta *me,
+		      struct tr_meta *all, long it, int epoch)
+{
+	int64_t ok = 0;
+	int ret, b;
+
+	evaluate(r, &me->test_loss, &me->correct);
+	ret = gather(r, me, all);
+	if (ret)
+		return ret;
+	for (b = 0; b < r->N; b++)
+		ok += all[b].correct;
+	r->test_acc = (double)ok / r->d->n_test;
+	if (r->log)
+		fprintf(r->log, "stop iter %ld epoch %d digest %016" PRIx64
+			" identical %d seconds %.3f\n",
+			it, epoch, all[0].digest, r->N, tu_now() - r->t0);
+	return 0;
+}
+
 static int train(struct tr_run *r)
 {
 	const struct tr_opts *o = r->o;
@@ -435,7 +598,7 @@ static int train(struct tr_run *r)
 	int G = o->batch * r->N, ipe = d->n_train / G, epoch = 0, i;
 	long it = 0, total;
 	struct tr_meta me, *all;
-	double epoch_t0, comm_s, train_sum, loss = 0;
+	double epoch_t0, comm_s, train_sum, loss = 0, ti;
 	int ret = 0;
 
 	if (ipe < 1)
@@ -458,22 +621,18 @@ static int train(struct tr_run *r)
 		comm_s = 0;
 		epoch_t0 = tu_now();
 		for (i = 0; i < ipe && it < total; i++) {
+			ti = tu_now();
 			ret = train_iter(r, i, it, (double *)all, &loss, &comm_s);
 			if (ret)
 				goto out;
+			r->iter_s += tu_now() - ti;
 			it++;
 			train_sum += loss;
 			if (!r->rank)
 				train_progress(r, epoch, it, total, ipe, loss);
 		}
 		if (i < ipe) {
-			/* stopped within the epoch (--iters): digest only */
-			ret = gather(r, &me, all);
-			if (!ret && r->log)
-				fprintf(r->log, "stop iter %ld epoch %d digest %016" PRIx64
-					" identical %d seconds %.3f\n",
-					it, epoch, all[0].digest, r->N,
-					tu_now() - r->t0);
+			ret = train_stop(r, &me, all, it, epoch);
 			if (ret)
 				goto out;
 			break;
@@ -491,15 +650,42 @@ static int train(struct tr_run *r)
 		fprintf(r->log, "done iters %ld epochs %d digest %016" PRIx64
 			" seconds %.3f\n", it, epoch, all[0].digest,
 			tu_now() - r->t0);
+	if (r->rank == 0)
+		summary(r, it);
 out:
 	free(all);
 	return ret;
 }
 
+/* Rank 0: the log's header lines and the start line on stderr. */
+static void header(struct tr_run *r, const char *label, const char *arch)
+{
+	const struct tr_opts *o = r->o;
+	const struct tr_data *d = r->d;
+	const char *meth = method_name(incnn_comm_method(r->comm));
+	const char *bk = o->mgwfbp ? "mgwfbp" : "single";
+
+	if (r->log) {
+		fprintf(r->log, "# " PROG ": %d rank%s (%s), algo %s, codec %s, arch %s (%zu parameters), batch %d per rank (%d global), lr %g, momentum %g, weight decay %g, seed %" PRIu64 "\n",
+			r->N, r->N == 1 ? "" : "s",
+			o->co.local ? "local processes" : "env",
+			o->co.ps ? "ps" : "ring", label, arch, r->m.nparams,
+			o->batch, o->batch * r->N, o->lr, o->momentum, o->wd,
+			o->seed);
+		fprintf(r->log, "# data %s: %d train, %d test\n", o->data,
+			d->n_train, d->n_test);
+		fprintf(r->log, "# method %s buckets %s\n", meth, bk);
+	}
+	if (r->rank == 0 && !o->quiet)
+		fprintf(stderr, PROG ": %d rank%s, codec %s, method %s, buckets %s, arch %s, data %s (%d train, %d test)\n",
+			r->N, r->N == 1 ? "" : "s", label, meth, bk, arch,
+			o->data, d->n_train, d->n_test);
+}
+
 static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 		    struct incnn_comm_config *cfg)
 {
-	struct tr_run r = { .o = o, .d = d };
+	struct tr_run r = { .o = o, .d = d, .test_acc = NAN };
 	int dims[TR_MAX_LAYERS + 1], i, ret, status = 0, maxb;
 	char err[512], arch[128], label[48];
 	unsigned int codec, param;
@@ -548,18 +734,13 @@ static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 		if (status)
 			goto out;
 	}
-	if (r.log) {
-		fprintf(r.log, "# " PROG ": %d rank%s (%s), algo %s, codec %s, arch %s (%zu parameters), batch %d per rank (%d global), lr %g, momentum %g, weight decay %g, seed %" PRIu64 "\n",
-			r.N, r.N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
-			o->co.ps ? "ps" : "ring", label, arch, r.m.nparams, o->batch,
-			o->batch * r.N, o->lr, o->momentum, o->wd, o->seed);
-		fprintf(r.log, "# data %s: %d train, %d test\n", o->data,
-			d->n_train, d->n_test);
+	header(&r, label, arch);
+	if (o->mgwfbp) {
+		status = setup_layers(&r);
+		if (status)
+			goto out;
 	}
-	if (r.rank == 0 && !o->quiet)
-		fprintf(stderr, PROG ": %d rank%s, codec %s, arch %s, data %s (%d train, %d test)\n",
-			r.N, r.N == 1 ? "" : "s", label, arch, o->data,
-			d->n_train, d->n_test);
+	r.wire0 = incnn_comm_wire_bytes(r.comm);
 	r.t0 = tu_now();
 	r.last_progress = r.t0;
 	status = train(&r);
@@ -589,6 +770,7 @@ static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 
 	tu_comm_config(&cfg, l->o->co.tos, l->o->co.timeout_ms, l->o->co.codec_name,
 		       l->o->codec, l->o->param);
+	cfg.method = l->o->method;
 	tu_comm_local(&cfg, rank, world, port, store_fd);
 	status = run_rank(l->o, l->d, &cfg);
 	tr_data_free(l->d);
@@ -621,6 +803,7 @@ int main(int argc, char **argv)
 	} else {
 		tu_comm_config(&cfg, o.co.tos, o.co.timeout_ms, o.co.codec_name, o.codec,
 			       o.param);
+		cfg.method = o.method;
 		ret = run_rank(&o, &d, &cfg);
 	}
 	tr_data_free(&d);

@@ -194,6 +194,8 @@ struct incnn_layers_opts {
 	uint64_t bucket_bytes;		/* FIXED; 0: 25 MB */
 	bool have_cost;			/* use alpha/beta below ... */
 	double alpha, beta;		/* ... else the probed cost */
+	/* added later, at the end to keep the layout of the fields above */
+	bool no_wait;			/* ready times shape the plan only */
 };
 
 struct incnn_bucket_stat {
@@ -224,7 +226,10 @@ void incnn_layers_opts_init(struct incnn_layers_opts *o);
  * on this rank's clock) has passed: it sleeps until then. The caller's
  * gradients must therefore be final when the call is made; the ready
  * times only shape the schedule. (A real training loop would call the
- * planner and issue the buckets from its backward hooks.)
+ * planner and issue the buckets from its backward hooks.) With
+ * @opts->no_wait the call never sleeps: the ready times only shape the
+ * plan, and the buckets go back to back (a caller whose backward pass has
+ * already run, e.g. incnn-train --buckets mgwfbp).
  *
  * Each bucket of several layers is packed into a staging buffer,
  * allreduced with incnn_allreduce() (or _ps) and unpacked; a bucket of
