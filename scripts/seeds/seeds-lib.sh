@@ -34,11 +34,25 @@ seeds_why() { # method buckets
 		echo "not available: incnn-train has no --buckets mgwfbp yet (it sums the whole gradient in one allreduce)"
 		return 1
 	fi
-	if [ "$1" = gradiveq ] && ! _seeds_has --method gradiveq; then
-		echo "not available: incnn-train has no --method gradiveq yet, and the library refuses INCNN_METHOD=gradiveq (not wired into the communicator)"
-		return 1
+	if [ "$1" = gradiveq ]; then
+		if ! _seeds_has --method gradiveq; then
+			echo "not available: incnn-train has no --method gradiveq yet, and the library refuses INCNN_METHOD=gradiveq (not wired into the communicator)"
+			return 1
+		fi
+		_seeds_probe gradiveq || return 1
 	fi
 	return 0
+}
+
+# _seeds_probe METHOD: one iteration on 2 local ranks of synthetic data;
+# prints why not when it fails (e.g. a method not wired yet)
+_seeds_probe() {
+	local err
+	seeds_args "$1" single host
+	if ! err=$("$TOOL" -n 2 --data synth --iters 1 "${SEEDS_ARGS[@]}" -q 2>&1 >/dev/null); then
+		echo "not available: $(head -n 1 <<<"$err")"
+		return 1
+	fi
 }
 
 seeds_args() { # method buckets where
@@ -59,6 +73,10 @@ seeds_args() { # method buckets where
 			SEEDS_ARGS+=(--method "$1")
 		else
 			SEEDS_ENV+=("INCNN_METHOD=$1")
+		fi
+		# GradiVeQ on the MLP's fully connected layers
+		if [ "$1" = gradiveq ] && _seeds_has --gvq-fc; then
+			SEEDS_ARGS+=(--gvq-fc)
 		fi ;;
 	esac
 	if _seeds_has --buckets mgwfbp; then

@@ -44,14 +44,18 @@ r = {"method": method, "buckets": buckets, "rate": rate}
 if reason:
     r["reason"] = reason
 else:
-    secs = None
+    secs, summ = None, {}
     for line in open(log):
         m = re.match(r"(stop|done) iter[s]? (\d+) .*seconds ([0-9.]+)", line)
         if m:
             n, secs = int(m.group(2)), float(m.group(3))
+        w = line.split()
+        if w and w[0] == "summary":     # incnn-train's summary line
+            summ = dict(zip(w[1::2], w[2::2]))
     tx = int(w1) - int(w0)
-    r.update({"iters": n, "seconds": secs,
-              "iter_ms": round(secs / n * 1e3, 1),
+    # the trainer's own mean (training only) where it prints one
+    ms = float(summ["iter_ms"]) if "iter_ms" in summ else secs / n * 1e3
+    r.update({"iters": n, "seconds": secs, "iter_ms": round(ms, 1),
               "eth0_tx_bytes": tx,
               "wire_bytes_per_iter": round(tx / 4 / n)})
     st = [json.loads(x) for x in open(stats) if x.strip()]
