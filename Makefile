@@ -59,7 +59,7 @@ PUBLIC_HDRS := $(wildcard $(SRC)/userspace/collective/include/incnn/*.h)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
 ALL_OBJS :=
 
-.PHONY: install install-lib install-tools dkms-install demo all tools tools-asan incctl \
+.PHONY: install install-lib install-tools dkms-install demo seeds all tools tools-asan incctl \
 	incctl-asan lib so modules check selftests-host fuzz fuzzers \
 	fuzz-smoke bench clean ksft
 
@@ -142,6 +142,10 @@ check:
 
 demo:
 	@$(SRC)/scripts/demo/demo.sh
+
+# the seed methods compared (scripts/seeds/seeds.sh): build/seeds/
+seeds:
+	@$(SRC)/scripts/seeds/seeds.sh
 
 # --- fuzzing -------------------------------------------------------------
 FUZZERS := $(patsubst $(SRC)/selftests/fuzz/%.c,%,$(wildcard $(SRC)/selftests/fuzz/fuzz_*.c))
