@@ -132,10 +132,17 @@ def c_vm(vm: Dict[Tuple[str, str], Dict[str, Any]], m: str, b: str,
         return {"iter_ms_reason": vm_reason}
     if "reason" in v:
         return {"iter_ms_reason": v["reason"]}
-    r = {"iter_ms": v["iter_ms"], "wire_bytes_per_iter":
-         v["wire_bytes_per_iter"], "vm_iters": v["iters"],
-         "link_rate": v["rate"],
-         "marked": m in ("inceptionn", "ebq")}
+    r = {"iter_ms": v["iter_ms"], "vm_iters": v["iters"],
+         "link_rate": v["rate"], "marked": m in ("inceptionn", "ebq"),
+         "vm_eth0_tx_bytes": v["eth0_tx_bytes"]}
+    if b == "mgwfbp":
+        # the run's bytes include MG-WFBP's cost probe (allreduces of
+        # several sizes before the first iteration); iter_ms does not
+        r["wire_reason"] = ("the VM run's interface and module counts "
+                            "include MG-WFBP's cost probe; see the single "
+                            "row (buckets change the time, not the bytes)")
+        return r
+    r["wire_bytes_per_iter"] = v["wire_bytes_per_iter"]
     if "module_stats" in v:
         r["module_stats"] = v["module_stats"]
     return r
@@ -183,6 +190,8 @@ def payload_ratios(rows: List[Dict[str, Any]]) -> None:
             wire = sum(h["stats"]["tx_bytes_wire"] for h in st)
             r["payload_ratio"] = round(orig / wire, 2) if wire else None
             r["payload_ratio_basis"] = "module: tx_bytes_orig / tx_bytes_wire"
+        elif r["buckets"] == "mgwfbp":
+            r["payload_ratio"] = None
         elif r["method"] in ("none", "thc", "gradiveq") and \
                 r.get("host_wire_bytes_per_iter") and ref.get(r["buckets"]):
             r["payload_ratio"] = round(ref[r["buckets"]] /
@@ -203,7 +212,8 @@ def ratios(rows: List[Dict[str, Any]], basis: str, refm: str) -> None:
         if r["ratio"] is not None:
             r.setdefault("ratio_basis", basis)
         else:
-            r["ratio_reason"] = r.get("iter_ms_reason") or \
+            r["ratio_reason"] = r.get("wire_reason") or \
+                r.get("iter_ms_reason") or \
                 r.get("accuracy_reason") or "no wire bytes measured"
 
 
@@ -397,6 +407,21 @@ def lgc_regime(lgc: Dict[str, Any]) -> str:
         "paper's within 0.2% (CIFAR-10).")
 
 
+def vm_load(res: str) -> str:
+    """The host's load averages around the VM part (vm-load.txt)."""
+    path = os.path.join(res, "vm-load.txt")
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        d = dict(ln.split(" ", 1) for ln in f.read().strip().split("\n")
+                 if " " in ln)
+    return (" The host's load average (1, 5, 15 min) was "
+            f"{d.get('start', '?').strip()} when the VM part began and "
+            f"{d.get('end', '?').strip()} when it ended: the VM's 2 vCPUs "
+            "share the machine's 2 cores with everything else, so the "
+            "CPU-bound rows' times (all but none) vary with that load.")
+
+
 def setup(c: List[Dict[str, Any]], t: List[Dict[str, Any]],
           a: argparse.Namespace) -> List[str]:
     d = c[0].get("data", "MNIST") if c else "MNIST"
@@ -416,7 +441,9 @@ def setup(c: List[Dict[str, Any]], t: List[Dict[str, Any]],
         "the gradient bytes alone: the module's own count (`incctl stats`, "
         "original / wire) for inceptionn/ebq, the library's "
         "(`incnn_comm_wire_bytes()`, the host run's summary line) for THC "
-        "and GradiVeQ. vs none: method none's ms/iter over the row's.",
+        "and GradiVeQ. vs none: method none's ms/iter over the row's "
+        "(incnn-train's own mean, training only; MG-WFBP's cost probe "
+        "excluded)." + vm_load(a.res),
         "",
         f"**PyTorch CNN/MNIST** (demo-torch.py's CNN, DDP, 4 local ranks, "
         f"{a.torch_steps} steps of batch 32 per rank, SGD lr 0.05; "

@@ -20,7 +20,7 @@ set -u
 repo=${VM_REPO:?run inside the VM (scripts/seeds/seeds.sh)}
 out=${VM_OUT:?}
 rate=${INCNN_SEEDS_RATE:-4mbit}
-iters=${INCNN_SEEDS_VM_ITERS:-4}
+iters=${INCNN_SEEDS_VM_ITERS:-3}
 
 # shellcheck source=../../lab/netns.sh
 . "$repo/lab/netns.sh"

@@ -16,7 +16,7 @@
 #   4. the report (scripts/seeds/seeds-report.py, seeds.gp):
 #      build/seeds/results.json, results.md, seeds-*.png
 # Environment: INCNN_SEEDS_EPOCHS (C trainer epochs, 10),
-# INCNN_SEEDS_VM_ITERS (iterations per VM row, 4), INCNN_SEEDS_RATE
+# INCNN_SEEDS_VM_ITERS (iterations per VM row, 3), INCNN_SEEDS_RATE
 # (VM link rate, INCNN_DEMO_CLUSTER_RATE or 4mbit), INCNN_SEEDS_TORCH_STEPS
 # (300), INCNN_SEEDS_LGC_T1 / _T2 (LGC stage lengths, 30 / 100),
 # INCNN_SEEDS_VM=0 and INCNN_SEEDS_TORCH=0 skip parts 2 and 3 (their
@@ -27,7 +27,7 @@ build=${INCNN_BUILD:-$src/build}
 export INCNN_BUILD=$build
 res=$build/seeds
 epochs=${INCNN_SEEDS_EPOCHS:-10}
-export INCNN_SEEDS_VM_ITERS=${INCNN_SEEDS_VM_ITERS:-4}
+export INCNN_SEEDS_VM_ITERS=${INCNN_SEEDS_VM_ITERS:-3}
 export INCNN_SEEDS_RATE=${INCNN_SEEDS_RATE:-${INCNN_DEMO_CLUSTER_RATE:-4mbit}}
 steps=${INCNN_SEEDS_TORCH_STEPS:-300}
 py=/usr/bin/python3
@@ -88,9 +88,12 @@ vmout=$res/vm
 if [ "${INCNN_SEEDS_VM:-1}" = 1 ]; then
 	say "[3/5] VM (QEMU/TCG, one boot): the same rows, $INCNN_SEEDS_VM_ITERS iterations each, links at $INCNN_SEEDS_RATE"
 	vmrc=0
+	# the host's load: the VM's CPU-bound rows depend on it
+	echo "start $(cut -d' ' -f1-3 /proc/loadavg)" >"$res/vm-load.txt"
 	"$src/lab/vm.sh" --out "$vmout" --timeout 2400 \
 		-- "$src/scripts/seeds/seeds-vm.sh" 2>&1 |
 		sed -u 's/^/seeds:   /' >&2 || vmrc=$?
+	echo "end $(cut -d' ' -f1-3 /proc/loadavg)" >>"$res/vm-load.txt"
 	[ "$vmrc" = 0 ] || say "  the VM part failed (status $vmrc); its rows say so"
 else
 	say "[3/5] VM part skipped (INCNN_SEEDS_VM=0)"

@@ -144,7 +144,7 @@ def t_c_table() -> None:
         "2.2-3.1x faster training than WA |",
         "| THC | single | unmarked | 4.00 | 4.00 | 2.000 | 4000 | 4.00x "
         "| 91.00% | -2.00 | 8x up, 4x down; 1.40-1.47x time-to-accuracy |",
-        "| none (fp32) | mgwfbp | unmarked | - | 1.00 | - | - | - | 92.50% "
+        "| none (fp32) | mgwfbp | unmarked | - | - | - | - | - | 92.50% "
         "| +0.00 | baseline |",
         "| GradiVeQ | single | | | | | | | not available: sample | | ~8x; "
         ">5x faster aggregation than ring allreduce |",
