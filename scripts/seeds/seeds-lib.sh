@@ -17,7 +17,9 @@
 #                          auto: the module's rule; everything else on
 #                          unmarked sockets)
 
+# shellcheck disable=SC2034 # used by the scripts that source this
 SEEDS_METHODS=(none inceptionn ebq thc gradiveq)
+# shellcheck disable=SC2034
 SEEDS_BUCKETS=(single mgwfbp)
 SEEDS_BOUND=10
 

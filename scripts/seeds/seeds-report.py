@@ -367,7 +367,8 @@ def regime(c: List[Dict[str, Any]], t: List[Dict[str, Any]]) -> List[str]:
         "system, ours against the same ring without compression, and the "
         "VM's emulated CPUs (QEMU/TCG) bound the compressed rows' time "
         "rather than the 4 Mbit/s links.",
-        f"THC: ours is {xs(thc.get('ratio'))} on the ring; the paper's 8x "
+        f"THC: ours is {xs(thc.get('payload_ratio'))} (payload) and "
+        f"{xs(thc.get('ratio'))} (interfaces) on the ring; the paper's 8x "
         "up / 4x down are for a parameter server (4-bit indices up, 8-bit "
         "lanes down). In incnn's ring only the first reduce-scatter step "
         "sends 4-bit indices; later steps carry partial sums in wider "
@@ -375,7 +376,9 @@ def regime(c: List[Dict[str, Any]], t: List[Dict[str, Any]]) -> List[str]:
         "programmable switch or a GPU cluster at 100 Gbit/s.",
     ]
     if gvq.get("ratio") is not None:
-        out.append(f"GradiVeQ: ours {xs(gvq['ratio'])} vs the paper's ~8x.")
+        out.append(f"GradiVeQ: ours {xs(gvq.get('payload_ratio'))} "
+                   f"(payload), {xs(gvq['ratio'])} (interfaces) vs the "
+                   "paper's ~8x, on an MLP rather than the paper's CNNs.")
     else:
         out.append("GradiVeQ: no figures of ours: "
                    f"{gvq.get('accuracy_reason', 'not run')}.")
