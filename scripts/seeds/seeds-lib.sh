@@ -5,7 +5,8 @@
 # driver (scripts/seeds/seeds.sh) and the VM part (seeds-vm.sh). Source it
 # with TOOL set to incnn-train.
 #
-#   SEEDS_METHODS          the methods, in table order
+#   SEEDS_METHODS          the methods, in table order (INCNN_SEEDS_METHODS:
+#                          a subset)
 #   SEEDS_BUCKETS          the bucket schedules
 #   seeds_why METHOD BUCKETS
 #                          prints why the row cannot run with this
@@ -18,7 +19,8 @@
 #                          unmarked sockets)
 
 # shellcheck disable=SC2034 # used by the scripts that source this
-SEEDS_METHODS=(none inceptionn ebq thc gradiveq)
+# shellcheck disable=SC2206 # a list of words
+SEEDS_METHODS=(${INCNN_SEEDS_METHODS:-none inceptionn ebq thc gradiveq})
 # shellcheck disable=SC2034
 SEEDS_BUCKETS=(single mgwfbp)
 SEEDS_BOUND=10

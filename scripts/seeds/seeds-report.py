@@ -149,8 +149,12 @@ def c_vm(vm: Dict[Tuple[str, str], Dict[str, Any]], m: str, b: str,
 
 
 def c_rows(res: str, a: argparse.Namespace) -> List[Dict[str, Any]]:
-    vmrows = read_jsonl(os.path.join(res, "vm", "vm.jsonl"))
-    vm = {(v["method"], v["buckets"]): v for v in vmrows}
+    vm: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    # a partial run's rows (INCNN_SEEDS_METHODS) replace the full run's
+    for d in ("vm", "vm-partial"):
+        for v in read_jsonl(os.path.join(res, d, "vm.jsonl")):
+            vm[(v["method"], v["buckets"])] = dict(v, dir=d)
+    vmrows = list(vm.values())
     vm_reason = ("the VM part did not run (INCNN_SEEDS_VM=0 or it failed)"
                  if not vmrows else "no VM row")
     data = "MNIST"
@@ -169,7 +173,8 @@ def c_rows(res: str, a: argparse.Namespace) -> List[Dict[str, Any]]:
             if "iter_ms" in r:
                 r["vm_vs_host"] = compare(
                     a.compare, os.path.join(res, "c", f"host-{m}-{b}.log"),
-                    os.path.join(res, "vm", f"vm-{m}-{b}.log"), r["vm_iters"])
+                    os.path.join(res, vm[(m, b)]["dir"], f"vm-{m}-{b}.log"),
+                    r["vm_iters"])
             rows.append(r)
     ratios(rows, "VM hosts' eth0 tx bytes, headers included", "none")
     payload_ratios(rows)

@@ -20,7 +20,10 @@
 # (VM link rate, INCNN_DEMO_CLUSTER_RATE or 4mbit), INCNN_SEEDS_TORCH_STEPS
 # (300), INCNN_SEEDS_LGC_T1 / _T2 (LGC stage lengths, 30 / 100),
 # INCNN_SEEDS_VM=0 and INCNN_SEEDS_TORCH=0 skip parts 2 and 3 (their
-# columns become null with the reason). Progress on stderr.
+# columns become null with the reason); INCNN_SEEDS_METHODS="m ..." runs
+# the C trainer's rows of those methods only (host, and the VM into
+# build/seeds/vm-partial/, whose rows replace vm/'s in the report) and
+# keeps the other rows' results of the previous run. Progress on stderr.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
@@ -85,6 +88,11 @@ for m in "${SEEDS_METHODS[@]}"; do
 done
 
 vmout=$res/vm
+if [ -n "${INCNN_SEEDS_METHODS:-}" ]; then
+	vmout=$res/vm-partial	# vm.sh empties its --out directory
+else
+	rm -rf "$res/vm-partial"
+fi
 if [ "${INCNN_SEEDS_VM:-1}" = 1 ]; then
 	say "[3/5] VM (QEMU/TCG, one boot): the same rows, $INCNN_SEEDS_VM_ITERS iterations each, links at $INCNN_SEEDS_RATE"
 	vmrc=0
@@ -97,13 +105,13 @@ if [ "${INCNN_SEEDS_VM:-1}" = 1 ]; then
 	[ "$vmrc" = 0 ] || say "  the VM part failed (status $vmrc); its rows say so"
 else
 	say "[3/5] VM part skipped (INCNN_SEEDS_VM=0)"
-	rm -rf "$vmout"
+	[ -n "${INCNN_SEEDS_METHODS:-}" ] || rm -rf "$vmout"
 fi
 
 tres=$res/torch
 mkdir -p "$tres"
-rm -f "$tres/torch.jsonl"
 if [ "${INCNN_SEEDS_TORCH:-1}" = 1 ]; then
+	rm -f "$tres/torch.jsonl"
 	say "[4/5] PyTorch CNN on the host: 6 configurations, $steps steps each, 4 ranks"
 	PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH} nice -n 10 "$py" \
 		-m incnn.launch --nproc-per-node 4 \
@@ -113,7 +121,7 @@ if [ "${INCNN_SEEDS_TORCH:-1}" = 1 ]; then
 		sed -u 's/^/seeds:   /' >&2 ||
 		{ tail -20 "$tres/torch.log" >&2; say "  the PyTorch part failed (log: $tres/torch.log)"; }
 else
-	say "[4/5] PyTorch part skipped (INCNN_SEEDS_TORCH=0)"
+	say "[4/5] PyTorch part skipped (INCNN_SEEDS_TORCH=0; earlier results, if any, are kept)"
 fi
 
 say "[5/5] report"
