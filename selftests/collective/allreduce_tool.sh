@@ -84,6 +84,28 @@ d["method"] == "thc" and d["algo"] == "ps" and d["tos"] == 0 and
 all(r["identical"] and r["wire_bytes"] > 0 for r in d["results"])'
 }
 
+# --method gradiveq: two synthetic conv layers per size, the warm-up calls
+# sample, the timed ones are compressed (k/d = 32/256): identical replicas
+# and compressors (--check), tos 0, wire_bytes under 1/4 of none's above
+# the smallest size (whose layers are mostly tails and biases)
+method_gradiveq() {
+	"$tool" -n 4 -b 64K -e 1M -f 4 -i 2 -w 2 --method gradiveq --check \
+		--json >"$tmp/g.json" &&
+	"$tool" -n 4 -b 64K -e 1M -f 4 -i 1 -w 1 --method none \
+		--json >"$tmp/n.json" &&
+	python3 - "$tmp/g.json" "$tmp/n.json" <<-'PY'
+		import json, sys
+		g, n = (json.load(open(f)) for f in sys.argv[1:])
+		assert g["method"] == "gradiveq" and g["tos"] == 0, g
+		for a, b in zip(g["results"], n["results"]):
+		    assert a["identical"] and a["budget"] is None, a
+		    assert a["gvq_compressed_calls"] == 2, a
+		    assert 0 < a["wire_bytes"] * 4 < b["wire_bytes"], (a, b)
+		    print("# %d B: wire %d vs %d" % (a["bytes"], a["wire_bytes"],
+		                                    b["wire_bytes"]))
+	PY
+}
+
 one_rank() {
 	"$tool" -n 1 -b 4 -e 64 -f 4 -i 1 -w 0 --json >"$tmp/o.json" &&
 	json_check "$tmp/o.json" '
@@ -202,6 +224,9 @@ bad_args() {
 		--model alexnet --bucket-mb 0
 		--method thx
 		--method thc --model alexnet
+		--method gradiveq --model alexnet
+		--method gradiveq --algo ps
+		--method gradiveq -w 1
 	EOF
 }
 
@@ -223,6 +248,7 @@ check "ring, trunc 16 bits emulated" emulation ring trunc 16 4
 check "ps, ebq 2^-6 emulated, 4 ranks" emulation ps ebq 2^-6 4
 check "--method thc: --check, unmarked, wire_bytes under 1/4 of none's" method_thc
 check "--method thc --algo ps: --check" thc_ps
+check "--method gradiveq: --check, unmarked, wire_bytes under 1/4 of none's" method_gradiveq
 check "one rank" one_rank
 check "job from MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE, 3 commands" env_job
 check "a rank that never starts: one-line errors naming it" missing_rank

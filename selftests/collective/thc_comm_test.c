@@ -15,6 +15,7 @@
 #include "coll_test.h"
 #include "coll.h"	/* white-box: the sockets' marks */
 #include <incnn/thc.h>
+#include <incnn/wfbp.h>
 
 static const size_t sizes[] = { 1, 100, 4096, 3 * 4096 + 7 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
@@ -179,6 +180,91 @@ TEST(thc_ps_2_to_8)
 		run_thc(_metadata, N, true);
 }
 
+/*
+ * The layers API on a THC communicator: every bucket goes through THC
+ * (DDP-style buckets of 12000 bytes here: [1000 3000] [500 4096] [7]),
+ * bucket k with nonce k + 1; each equals the reference of its packed
+ * floats, bit for bit on every rank.
+ */
+static const size_t lcounts[] = { 1000, 3000, 500, 4096, 7 };
+#define NLC	(sizeof(lcounts) / sizeof(lcounts[0]))
+#define LTOTAL	(1000 + 3000 + 500 + 4096 + 7)
+
+struct ljob {
+	float *in[MAX_RANKS], *out[MAX_RANKS];
+	size_t nbuckets[MAX_RANKS];
+};
+
+static void layers_fn(struct rank_ctx *x)
+{
+	struct ljob *t = x->user;
+	struct incnn_layer ly[NLC];
+	struct incnn_layers_opts o;
+	struct incnn_layers_stats st = { 0 };
+	size_t i, off = 0;
+
+	memcpy(t->out[x->rank], t->in[x->rank], 4 * LTOTAL);
+	for (i = 0; i < NLC; i++) {
+		ly[i] = (struct incnn_layer){ .grad = t->out[x->rank] + off,
+					      .count = lcounts[i] };
+		off += lcounts[i];
+	}
+	incnn_layers_opts_init(&o);
+	o.bucket_bytes = 12000;
+	x->ret = incnn_allreduce_layers(x->comm, ly, NLC, INCNN_SCHED_FIXED,
+					&o, &st);
+	t->nbuckets[x->rank] = st.nbuckets;
+}
+
+TEST(thc_layers_buckets_2_to_8)
+{
+	static const size_t bfirst[] = { 0, 4000, 8596 }, blen[] = { 4000,
+								     4596, 7 };
+	struct rank_ctx x[MAX_RANKS];
+	struct incnn_thc_params p;
+	struct incnn_thc *t;
+	float *ref = calloc(LTOTAL, 4), *in[MAX_RANKS];
+	struct ljob lj;
+	struct job j;
+	size_t k;
+	int r, N;
+
+	incnn_thc_params_default(&p);
+	ASSERT_EQ(0, incnn_thc_create(&t, &p, NULL, 0));
+	for (N = 2; N <= 8; N++) {
+		memset(&lj, 0, sizeof(lj));
+		for (r = 0; r < N; r++) {
+			lj.in[r] = malloc(4 * LTOTAL);
+			lj.out[r] = malloc(4 * LTOTAL);
+			gen_input(lj.in[r], LTOTAL, 31, r, 1.0);
+		}
+		job_init(&j, N);
+		j.cfg.method = INCNN_COLL_METHOD_THC;
+		j.fn = layers_fn;
+		j.arg = &lj;
+		ASSERT_EQ(0, job_run(&j, x));
+		for (k = 0; k < 3; k++) {
+			for (r = 0; r < N; r++)
+				in[r] = lj.in[r] + bfirst[k];
+			reference(t, in, N, blen[k], k + 1, ref + bfirst[k]);
+		}
+		for (r = 0; r < N; r++) {
+			ASSERT_EQ(0, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
+			EXPECT_EQ(3, lj.nbuckets[r]);
+			EXPECT_EQ(0, memcmp(ref, lj.out[r], 4 * LTOTAL))
+				TH_LOG("N %d rank %d differs from THC per bucket",
+				       N, r);
+			EXPECT_EQ(0, memcmp(lj.out[0], lj.out[r], 4 * LTOTAL));
+		}
+		for (r = 0; r < N; r++) {
+			free(lj.in[r]);
+			free(lj.out[r]);
+		}
+	}
+	free(ref);
+	incnn_thc_destroy(t);
+}
+
 static int tos_of(int fd)
 {
 	int v = -1;
@@ -289,8 +375,10 @@ TEST(thc_bad_params)
 	EXPECT_NE(NULL, strstr(err, "1..255")) TH_LOG("gran 300: %s", err);
 	cfg.thc_gran = 0;
 	cfg.method = INCNN_COLL_METHOD_GRADIVEQ;
+	cfg.gvq_k = 256;	/* not below the default d */
 	EXPECT_EQ(-EINVAL, bad(&cfg, err, sizeof(err)));
-	EXPECT_NE(NULL, strstr(err, "gradiveq")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "gradiveq: compressed size k 256")) TH_LOG("%s", err);
+	cfg.gvq_k = 0;
 	cfg.method = INCNN_COLL_METHOD_UNSET;
 	setenv("INCNN_METHOD", "thx", 1);
 	EXPECT_EQ(-EINVAL, bad(&cfg, err, sizeof(err)));

@@ -554,8 +554,9 @@ static void lt_fn(struct rank_ctx *x)
 	lt_input(t, x->rank, buf);
 	memcpy(in, buf, 4 * n);
 	for (i = 0; i < t->L; i++) {
-		ly[i] = (struct incnn_layer){ buf + off, t->count[i],
-					      t->ready[i] };
+		ly[i] = (struct incnn_layer){ .grad = buf + off,
+					      .count = t->count[i],
+					      .ready = t->ready[i] };
 		off += t->count[i];
 	}
 	if (x->rank == t->odd_rank && t->odd_bucket_bytes)

@@ -5,6 +5,7 @@
 # dataset unless the MNIST file is there): determinism, ring = ps for two
 # ranks, one rank with batch 2B against two ranks with batch B, identical
 # replicas under codec emulation, --method and --buckets (summary line),
+# --method gradiveq with and without --gvq-fc,
 # the environment rendezvous giving the
 # same losses as -n, --iters, a run that learns, scripts/demo/train-compare.sh,
 # and one-line errors for bad input.
@@ -145,6 +146,35 @@ methods_buckets() {
 		grep -q '^incnn-train: summary method thc buckets single nbuckets 1 iters 3 test_acc '
 }
 
+# --method gradiveq: without --gvq-fc the MLP (no conv layer) goes plain,
+# with a one-line note, the fp32 bytes; with it (and a short schedule:
+# warm-up 2, T_s 4, loss monitor off) the layers are compressed after
+# iteration 6, replicas identical, fewer bytes; mgwfbp buckets too
+gradiveq() {
+	local w
+	"$tool" --data synth --hidden 32,16 -n 4 --iters 20 --method gradiveq \
+		--log "$tmp/g0.log" 2>"$tmp/g0.err" || return 1
+	grep -q '^incnn: rank 0: gradiveq: no layer to compress (layer 0: fully connected' "$tmp/g0.err" &&
+	grep -q ' wire_bytes_per_iter 154908 gvq_compressed_iters 0 gvq_refreshes 0 gvq_fits 0 gvq_layers 0$' "$tmp/g0.log" &&
+	"$tool" "${small[@]}" -n 2 --iters 12 --method gradiveq \
+		--log "$tmp/g2.log" &&
+	"$tool" "${small[@]}" -n 2 --iters 12 --log "$tmp/n2.log" &&
+	"$cmp" "$tmp/g2.log" "$tmp/n2.log" 12 || return 1
+	for b in single mgwfbp; do
+		INCNN_GVQ_WARMUP=2 INCNN_GVQ_TS=4 INCNN_GVQ_EPS=off INCNN_GVQ_D=64 \
+		INCNN_GVQ_K=8 "$tool" "${small[@]}" -n 4 --epochs 1 \
+			--method gradiveq --gvq-fc --buckets "$b" \
+			--log "$tmp/g-$b.log" || return 1
+		grep -q "^summary method gradiveq buckets $b nbuckets [1-9][0-9]* iters 20 test_acc [01]\.[0-9]\{4\} iter_ms [0-9.]* wire_bytes_per_iter [1-9][0-9]* gvq_compressed_iters 14 gvq_refreshes 0 gvq_fits 1 gvq_layers 3\$" "$tmp/g-$b.log" &&
+		[ "$(field "$tmp/g-$b.log" epoch identical)" = 4 ] || return 1
+	done
+	w=$(field "$tmp/g-single.log" summary wire_bytes_per_iter) &&
+	echo "wire bytes per iteration: none 154908, gradiveq (14 of 20 compressed) $w" &&
+	[ "$w" -lt 80000 ] &&
+	bad 1 --data synth --hidden 8 -n 2 -q --method gradiveq --algo ps &&
+	bad 1 --data synth --hidden 8 -n 2 -q --method gradiveq --codec ebq
+}
+
 compare_script() {
 	local rc
 	"$tool" "${small[@]}" -n 1 --iters 4 --log "$tmp/x.log" || return 1
@@ -221,6 +251,7 @@ check "inceptionn 2^-8 emulation: 4 identical replicas, deterministic" codec_rep
 check "env rendezvous (MASTER_ADDR...) = -n, bit for bit" env_rendezvous
 check "--iters stops mid-epoch with a digest" iters_stop
 check "--method none|thc x --buckets single|mgwfbp: summary, replicas" methods_buckets
+check "--method gradiveq: plain without --gvq-fc, compressed with it" gradiveq
 check "train-compare.sh finds the first difference" compare_script
 check "bad input: one-line error, exit status 2 or 1" bad_input
 if [ -f "$mnist" ]; then

@@ -31,6 +31,7 @@
 #include <netinet/in.h>
 
 #include "include/incnn/collective.h"
+#include "include/incnn/gradiveq.h"
 #include "codec.h"
 #include <incnn/codec_param.h>
 
@@ -57,6 +58,8 @@ struct coll_cfg {
 	unsigned int codec_id, codec_param;
 	enum incnn_coll_method method;
 	int thc_bits, thc_gran;
+	int gvq_d, gvq_k, gvq_warmup, gvq_ts, gvq_tc, gvq_fc;
+	double gvq_eps;
 };
 
 /* 0, or -EINVAL / -EHOSTUNREACH with a one-line message in @err */
@@ -362,6 +365,24 @@ struct incnn_comm {
 		size_t mem_cap;
 	} thc;
 
+	/* GradiVeQ (gvq_comm.c): per layer of the current layer set */
+	struct {
+		struct incnn_gvq_params p;
+		double eps;		/* loss threshold, +inf: off */
+		bool fc;
+		struct incnn_gvq_sched s;
+		uint64_t set_hash;	/* the layer set's digest, 0: none */
+		size_t nlayers;
+		struct incnn_gvq_layer **l;	/* NULL: plain fp32 */
+		struct incnn_gvq_conv *cv;	/* its shape for the core */
+		enum incnn_gvq_phase ph;	/* of the current call */
+		double loss_num, loss_den;	/* its loss monitor */
+		float *v, *pack;		/* scratch */
+		size_t v_cap, pack_cap;		/* floats */
+		bool told;			/* the "no conv layer" note */
+		struct incnn_gvq_status st;
+	} gvq;
+
 	/* first error: 0 or -errno, and its message */
 	int err;
 	char errmsg[COLL_MSG_LEN];
@@ -456,6 +477,27 @@ COLL_HIDDEN int incnn_coll_thc_init(struct incnn_comm *c,
 				    const struct coll_cfg *k, char *err,
 				    size_t errlen);
 COLL_HIDDEN void incnn_coll_thc_free(struct incnn_comm *c);
+/* The plain fp32 ring (incnn_allreduce() without the method dispatch) */
+COLL_HIDDEN int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf,
+					  size_t n);
+
+/* GradiVeQ in incnn_allreduce_layers() (gvq_comm.c) */
+struct incnn_layer;
+struct incnn_bucket;
+COLL_HIDDEN int incnn_coll_gvq_init(struct incnn_comm *c,
+				    const struct coll_cfg *k, char *err,
+				    size_t errlen);
+COLL_HIDDEN void incnn_coll_gvq_free(struct incnn_comm *c);
+/* A layers call starts: check, (re)build the layer state, the phase. */
+COLL_HIDDEN int incnn_coll_gvq_begin(struct incnn_comm *c,
+				     const struct incnn_layer *layers,
+				     size_t L, bool ps);
+/* One bucket of the call (its allreduce, compressed or not). */
+COLL_HIDDEN int incnn_coll_gvq_bucket(struct incnn_comm *c,
+				      const struct incnn_layer *layers,
+				      const struct incnn_bucket *q);
+/* The call's end: loss monitor, schedule, fits. */
+COLL_HIDDEN int incnn_coll_gvq_end(struct incnn_comm *c);
 
 /* Close a socket so that the peer sees a reset. */
 COLL_HIDDEN void incnn_coll_close_rst(int *fd);

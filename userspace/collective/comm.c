@@ -143,6 +143,7 @@ static void cm_teardown(struct incnn_comm *c)
 		incnn_coll_server_stop(c->store.server, c->timeout_ms);
 	incnn_coll_q_free(&c->codec.q);
 	incnn_coll_thc_free(c);
+	incnn_coll_gvq_free(c);
 	incnn_coll_buf_free(&c->store.in);
 	incnn_coll_buf_free(&c->store.out);
 	incnn_coll_buf_free(&c->store.result);
@@ -381,6 +382,8 @@ int incnn_comm_create(struct incnn_comm **out,
 		return -ENOMEM;
 	}
 	ret = incnn_coll_thc_init(c, &k, err, errlen);
+	if (!ret)
+		ret = incnn_coll_gvq_init(c, &k, err, errlen);
 	if (ret) {
 		if (k.store_fd >= 0)
 			close(k.store_fd);

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
+#include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -73,6 +74,18 @@ static const struct cm_num cm_nums[] = {
 	       8, 4),
 	CM_NUM("INCNN_THC_GRAN", "THC granularity", "1..255", thc_gran,
 	       false, 1, 1, 255, 30),
+	CM_NUM("INCNN_GVQ_D", "GradiVeQ slice size d", "2..1024", gvq_d,
+	       false, 1, 2, 1024, 256),
+	CM_NUM("INCNN_GVQ_K", "GradiVeQ compressed size k", "1..1023", gvq_k,
+	       false, 1, 1, 1023, 32),
+	CM_NUM("INCNN_GVQ_WARMUP", "GradiVeQ warm-up", "0..2147483647",
+	       gvq_warmup, false, 0, 0, 0x7fffffffL, 1000),
+	CM_NUM("INCNN_GVQ_TS", "GradiVeQ T_s", "2..4096", gvq_ts, false, 1, 2,
+	       4096, 100),
+	CM_NUM("INCNN_GVQ_TC", "GradiVeQ T_c", "1..2147483647", gvq_tc, false,
+	       1, 1, 0x7fffffffL, 400),
+	CM_NUM("INCNN_GVQ_FC", "GradiVeQ fully-connected layers", "0..1",
+	       gvq_fc, false, 0, 0, 1, 0),
 	CM_NUM("INCNN_SOCKBUF", "socket buffer", "0..2^30 bytes", sockbuf,
 	       false, 0, 0, 1L << 30, INCNN_COLL_DEFAULT_SOCKBUF),
 };
@@ -296,6 +309,36 @@ static int cm_resolve_codec(const struct incnn_comm_config *cfg,
 	return 0;
 }
 
+/* GradiVeQ's loss threshold: (0, 1] or +inf (off), default 0.01 */
+static int cm_resolve_gvq_eps(const struct incnn_comm_config *cfg,
+			      struct coll_cfg *k, char *err, size_t errlen)
+{
+	const char *s = cm_env("INCNN_GVQ_EPS");
+	char *end;
+	double v = cfg->gvq_eps;
+
+	if (v == 0 && s && !strcmp(s, "off")) {
+		v = INFINITY;
+	} else if (v == 0 && s) {
+		errno = 0;
+		v = strtod(s, &end);
+		if (errno || *end || end == s || !(v > 0 && v <= 1)) {
+			cm_msg(err, errlen, "INCNN_GVQ_EPS=%s: want a number in (0, 1] or off",
+			       s);
+			return -EINVAL;
+		}
+	}
+	if (v == 0)
+		v = 0.01;
+	if (!(v > 0 && v <= 1) && !(isinf(v) && v > 0)) {
+		cm_msg(err, errlen, "GradiVeQ loss threshold %g is out of range (0, 1] (or +inf: off)",
+		       v);
+		return -EINVAL;
+	}
+	k->gvq_eps = v;
+	return 0;
+}
+
 /* "none", "thc", "gradiveq"; THC/GradiVeQ force ToS 0 (unmarked) */
 static int cm_resolve_method(const struct incnn_comm_config *cfg,
 			     struct coll_cfg *k, char *err, size_t errlen)
@@ -322,9 +365,13 @@ static int cm_resolve_method(const struct incnn_comm_config *cfg,
 		return -EINVAL;
 	}
 	if (m == INCNN_COLL_METHOD_GRADIVEQ) {
-		cm_msg(err, errlen,
-		       "method gradiveq is not wired into the communicator yet");
-		return -EINVAL;
+		/* its ring sums PCA coefficients: no codec on them */
+		if (k->codec_mode == INCNN_COLL_CODEC_EMULATE) {
+			cm_msg(err, errlen,
+			       "method gradiveq takes no codec emulation (its ring carries PCA coefficients): use codec none or auto");
+			return -EINVAL;
+		}
+		k->codec_mode = INCNN_COLL_CODEC_NONE;
 	}
 	k->method = (enum incnn_coll_method)m;
 	if (m != INCNN_COLL_METHOD_NONE)
@@ -361,6 +408,8 @@ int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 			return ret;
 	}
 	ret = cm_resolve_codec(cfg, k, err, errlen);
+	if (!ret)
+		ret = cm_resolve_gvq_eps(cfg, k, err, errlen);
 	return ret ? ret : cm_resolve_method(cfg, k, err, errlen);
 }
 
@@ -373,5 +422,7 @@ void incnn_comm_config_init(struct incnn_comm_config *cfg)
 	cfg->store_fd = -1;
 	cfg->tos = -1;
 	cfg->sockbuf = -1;
+	cfg->gvq_warmup = -1;
+	cfg->gvq_fc = -1;
 	cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
 }

@@ -127,6 +127,10 @@ static int ly_check(struct incnn_comm *c, const struct incnn_layer *layers,
 			return incnn_coll_fail(c, -EINVAL, false,
 					       "incnn_allreduce_layers: layer %zu: NULL gradient",
 					       i);
+		if (layers[i].shape > INCNN_LAYER_SHAPE_FC)
+			return incnn_coll_fail(c, -EINVAL, false,
+					       "incnn_allreduce_layers: layer %zu: bad shape kind %u",
+					       i, layers[i].shape);
 		if (!isfinite(layers[i].ready) || layers[i].ready < 0 ||
 		    layers[i].ready > 1e6)
 			return incnn_coll_fail(c, -EINVAL, false,
@@ -227,6 +231,8 @@ static int ly_bucket(struct incnn_comm *c, const struct incnn_layer *layers,
 	float *buf = c->wfbp.stage;
 	int ret;
 
+	if (c->method == INCNN_COLL_METHOD_GRADIVEQ)
+		return incnn_coll_gvq_bucket(c, layers, q);
 	if (q->nlayers == 1)
 		buf = layers[q->first].grad;
 	else
@@ -320,6 +326,8 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 		ret = incnn_coll_fail(c, -ENOMEM, false, "out of memory");
 	if (!ret)
 		ret = ly_plan_agree(c, layers, L, s, &o, a, b, pl, bk, &nb);
+	if (!ret && c->method == INCNN_COLL_METHOD_GRADIVEQ)
+		ret = incnn_coll_gvq_begin(c, layers, L, o.ps);
 	if (!ret && stats) {
 		stats->nbuckets = nb;
 		stats->alpha = a;
@@ -339,6 +347,8 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 		comm += t2 - t1;
 		ly_stat(stats, k, q, ready, t1 - t0, t2 - t0);
 	}
+	if (!ret && c->method == INCNN_COLL_METHOD_GRADIVEQ)
+		ret = incnn_coll_gvq_end(c);
 	if (stats) {
 		stats->total = ly_now() - t0;
 		stats->comm = comm;
@@ -349,6 +359,15 @@ int incnn_allreduce_layers(struct incnn_comm *c,
 }
 
 /* --- the cost model ------------------------------------------------------- */
+
+/* The communicator's flat allreduce; GradiVeQ's plain part (the ring) */
+static int ly_allreduce_plain(struct incnn_comm *c, float *buf, size_t n,
+			      bool ps)
+{
+	if (c->method == INCNN_COLL_METHOD_GRADIVEQ && !ps)
+		return incnn_coll_allreduce_ring(c, buf, n);
+	return ps ? incnn_allreduce_ps(c, buf, n) : incnn_allreduce(c, buf, n);
+}
 
 #define LY_PROBE_REPS	3
 
@@ -376,8 +395,7 @@ static int ly_probe_times(struct incnn_comm *c, bool ps, double *best)
 			if (ret)
 				break;
 			t = ly_now();
-			ret = ps ? incnn_allreduce_ps(c, buf, m) :
-			      incnn_allreduce(c, buf, m);
+			ret = ly_allreduce_plain(c, buf, m, ps);
 			t = ly_now() - t;
 			if (t < best[i])
 				best[i] = t;

@@ -491,14 +491,29 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 	}
 }
 
+/* GradiVeQ needs the layer shapes: the flat calls are errors */
+static int op_gvq_refuse(struct incnn_comm *c, const char *call)
+{
+	if (c->err)
+		return c->err;
+	return incnn_coll_fail(c, -EINVAL, false,
+			       "method gradiveq needs incnn_allreduce_layers() (layer shapes; ring only), not %s",
+			       call);
+}
+
 int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
 {
-	struct op_ctx o = { .c = c };
-	int ret;
-
 	if (c && c->method == INCNN_COLL_METHOD_THC)
 		return incnn_allreduce_thc(c, buf, n);
-	ret = op_check_args(c, buf, n);
+	if (c && c->method == INCNN_COLL_METHOD_GRADIVEQ)
+		return op_gvq_refuse(c, "incnn_allreduce()");
+	return incnn_coll_allreduce_ring(c, buf, n);
+}
+
+int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf, size_t n)
+{
+	struct op_ctx o = { .c = c };
+	int ret = op_check_args(c, buf, n);
 
 	if (ret)
 		return ret;
@@ -749,6 +764,8 @@ int incnn_allreduce_ps(struct incnn_comm *c, float *buf, size_t n)
 
 	if (c && c->method == INCNN_COLL_METHOD_THC)
 		return incnn_allreduce_thc_ps(c, buf, n);
+	if (c && c->method == INCNN_COLL_METHOD_GRADIVEQ)
+		return op_gvq_refuse(c, "incnn_allreduce_ps()");
 	ret = op_check_args(c, buf, n);
 
 	if (ret)

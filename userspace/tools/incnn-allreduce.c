@@ -71,11 +71,18 @@ struct ar_row {
 	double time_us, algbw, busbw, max_err, budget;
 	uint64_t wire_bytes;		/* rank 0 sent, per call */
 	bool identical, within;
+	int64_t gvq_calls;		/* compressed calls, -1: not GradiVeQ */
 };
 
 /* one-line errors: "PROG: message", with the exit status to return */
 #define usage_err(...)	tu_error(PROG, TU_EXIT_USAGE, __VA_ARGS__)
 #define fail(...)	tu_error(PROG, TU_EXIT_RUNTIME, __VA_ARGS__)
+
+static const char *method_name(enum incnn_coll_method m)
+{
+	return m == INCNN_COLL_METHOD_THC ? "thc" :
+	       m == INCNN_COLL_METHOD_GRADIVEQ ? "gradiveq" : "none";
+}
 
 static void usage(FILE *f)
 {
@@ -87,7 +94,7 @@ static void usage(FILE *f)
 "                       [--algo ring|ps] [--codec NAME|auto|none] [--bound 2^-K]\n"
 "                       [--bits B] [--tos TOS] [--chunk BYTES] [--timeout MS]\n"
 "                       [--dist D] [--scale X] [--seed S] [--check] [--json]\n"
-"                       [--method none|thc]\n"
+"                       [--method none|thc|gradiveq]\n"
 "                       [--model M [--schedule S] [--backward-ms MS] [--bucket-mb MB]]\n"
 "\n"
 "Allreduce benchmark of the incnn collective library (sum of fp32 vectors).\n"
@@ -122,9 +129,13 @@ static void usage(FILE *f)
 "      --backward-ms MS  emulated backward pass: layer i is ready after its\n"
 "                     share of MS by FLOPs (default 0: all ready at once)\n"
 "      --bucket-mb MB fixed schedule's bucket size in MiB (default 25)\n"
-"      --method M     compression inside the collective: none (default)\n"
-"                     or thc (4-bit THC, ring or ps, unmarked sockets;\n"
-"                     no error budget: max_err is reported, not checked)\n"
+"      --method M     compression inside the collective: none (default),\n"
+"                     thc (4-bit THC, ring or ps) or gradiveq (ring; each\n"
+"                     size is two synthetic 16-filter 3x3 conv layers, the\n"
+"                     -w warm-up calls are its sampling phase (-w >= 2), the\n"
+"                     timed calls compressed; INCNN_GVQ_D, INCNN_GVQ_K);\n"
+"                     unmarked sockets; no error budget: max_err is\n"
+"                     reported, not checked\n"
 "      --check        exit 1 unless every result is bit-identical across\n"
 "                     ranks and within the error budget\n"
 "  -j, --json         one JSON object on stdout\n"
@@ -320,12 +331,14 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			continue;
 		}
 		if (c == OPT_METHOD) {
-			if (!strcmp(optarg, "none") || !strcmp(optarg, "thc"))
-				o->method = optarg[0] == 't' ?
-					    INCNN_COLL_METHOD_THC :
-					    INCNN_COLL_METHOD_NONE;
+			if (!strcmp(optarg, "none"))
+				o->method = INCNN_COLL_METHOD_NONE;
+			else if (!strcmp(optarg, "thc"))
+				o->method = INCNN_COLL_METHOD_THC;
+			else if (!strcmp(optarg, "gradiveq"))
+				o->method = INCNN_COLL_METHOD_GRADIVEQ;
 			else
-				return usage_err("--method %s: must be none or thc",
+				return usage_err("--method %s: must be none, thc or gradiveq",
 						 optarg);
 			continue;
 		}
@@ -352,8 +365,14 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	if ((sched || o->backward_ms > 0 ||
 	     o->bucket_bytes != INCNN_WFBP_DEFAULT_BUCKET_BYTES) && !o->model)
 		return usage_err("--schedule, --backward-ms and --bucket-mb need --model");
-	if (o->method == INCNN_COLL_METHOD_THC && o->model)
-		return usage_err("--method thc: only the size sweep (not --model)");
+	if (o->method > INCNN_COLL_METHOD_NONE && o->model)
+		return usage_err("--method %s: only the size sweep (not --model)",
+				 method_name(o->method));
+	if (o->method == INCNN_COLL_METHOD_GRADIVEQ && o->co.ps)
+		return usage_err("--method gradiveq: ring only (not --algo ps)");
+	if (o->method == INCNN_COLL_METHOD_GRADIVEQ && o->warmup < 2)
+		return usage_err("--method gradiveq: -w %u: must be at least 2 (its sampling calls)",
+				 o->warmup);
 	if (o->minb / 4 > o->maxb / 4)
 		return usage_err("-b %llu is larger than -e %llu",
 				 (unsigned long long)o->minb,
@@ -394,8 +413,8 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 {
 	int hops = o->co.ps ? N - 1 : N;
 
-	if (o->method == INCNN_COLL_METHOD_THC && N > 1)
-		return -1;	/* THC's error is statistical: no budget */
+	if (o->method > INCNN_COLL_METHOD_NONE && N > 1)
+		return -1;	/* THC's, GradiVeQ's error: no budget */
 	if (N == 1 || codec == 0)
 		return 0;
 	if (codec == INCNN_CODEC_EBQ)
@@ -423,15 +442,15 @@ static void print_job(const struct ar_opts *o, int N, unsigned int codec,
 		printf(",\"codec\":");
 		tu_json_str(stdout, codec && c ? c->name : "none");
 		printf(",\"method\":");
-		tu_json_str(stdout, o->method == INCNN_COLL_METHOD_THC ? "thc" :
-			    "none");
+		tu_json_str(stdout, method_name(o->method));
 		return;
 	}
-	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s%s", N,
+	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s%s%s", N,
 	       N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
 	       o->co.ps ? "ps" : "ring",
 	       tu_codec_label(codec, param, label, sizeof(label)),
-	       o->method == INCNN_COLL_METHOD_THC ? ", method thc" : "");
+	       o->method > INCNN_COLL_METHOD_NONE ? ", method " : "",
+	       o->method > INCNN_COLL_METHOD_NONE ? method_name(o->method) : "");
 }
 
 /* a JSON error budget: null when there is none (< 0) */
@@ -446,8 +465,8 @@ static void json_budget(double budget)
 static void print_header(const struct ar_opts *o, int N, unsigned int codec,
 			 unsigned int param)
 {
-	/* a THC communicator's sockets are unmarked whatever --tos says */
-	int tos = o->method == INCNN_COLL_METHOD_THC ? 0 : o->co.tos;
+	/* THC/GradiVeQ sockets are unmarked whatever --tos says */
+	int tos = o->method > INCNN_COLL_METHOD_NONE ? 0 : o->co.tos;
 
 	print_job(o, N, codec, param);
 	if (o->json) {
@@ -488,11 +507,16 @@ static void print_row(const struct ar_opts *o, const struct ar_row *r,
 		printf(",\"budget\":");
 		json_budget(r->budget);
 		printf(",\"identical\":%s,\"within_budget\":%s,"
-		       "\"digest\":\"%016llx\",\"wire_bytes\":%llu}",
+		       "\"digest\":\"%016llx\",\"wire_bytes\":%llu",
 		       r->identical ? "true" : "false",
 		       r->within ? "true" : "false",
 		       (unsigned long long)r->digest,
 		       (unsigned long long)r->wire_bytes);
+		if (r->gvq_calls >= 0)
+			printf(",\"gvq_compressed_calls\":%lld}",
+			       (long long)r->gvq_calls);
+		else
+			printf("}");
 		return;
 	}
 	printf("  %12llu %11llu %10.1f %12.3f %12.3f %11.3e ",
@@ -512,6 +536,8 @@ struct ar_meta {
 	uint64_t hash;		/* FNV-1a of the result */
 	double seconds, comm;	/* sums over the timed iterations */
 	uint64_t wire;		/* bytes sent in the timed iterations */
+	uint64_t udig;		/* GradiVeQ: the compressors' digest */
+	uint64_t gvq_calls;	/* GradiVeQ: compressed calls of the size */
 };
 
 /* the figures rank 0 makes of every rank's */
@@ -560,7 +586,7 @@ static int gather(struct incnn_comm *comm, const float *buf, size_t n,
 	sum->worst = 0;
 	sum->comm = 0;
 	for (r = 0; r < N; r++) {
-		if (all[r].hash != all[0].hash)
+		if (all[r].hash != all[0].hash || all[r].udig != all[0].udig)
 			sum->identical = false;
 		if (all[r].seconds > sum->worst) {
 			sum->worst = all[r].seconds;
@@ -725,11 +751,16 @@ static int timed(const struct ar_opts *o, struct incnn_comm *comm,
 	return 0;
 }
 
-/* the size sweep's call: one incnn_allreduce() or incnn_allreduce_ps() */
+/*
+ * The size sweep's call: one incnn_allreduce() or incnn_allreduce_ps();
+ * GradiVeQ: one incnn_allreduce_layers() of the @L synthetic layers.
+ */
 struct sweep_arg {
 	bool ps;
 	float *buf;
 	size_t n;
+	struct incnn_layer ly[2];
+	size_t L;			/* 0: not GradiVeQ */
 };
 
 static int sweep_call(struct incnn_comm *comm, void *arg, double *comm_s)
@@ -737,8 +768,42 @@ static int sweep_call(struct incnn_comm *comm, void *arg, double *comm_s)
 	const struct sweep_arg *a = arg;
 
 	*comm_s = 0;
+	if (a->L)
+		return incnn_allreduce_layers(comm, a->ly, a->L,
+					      INCNN_SCHED_SINGLE, NULL, NULL);
 	return a->ps ? incnn_allreduce_ps(comm, a->buf, a->n) :
 	       incnn_allreduce(comm, a->buf, a->n);
+}
+
+/*
+ * --method gradiveq: the @n floats as two layers of n/2 and n - n/2
+ * floats, each a 16-filter 3x3 convolution as deep as fits (16 x D x 3 x
+ * 3 floats) followed by its unshaped rest (a "bias", the plain ring).
+ */
+static void gvq_layers(struct sweep_arg *a)
+{
+	size_t cnt[2] = { a->n / 2, a->n - a->n / 2 }, off = 0, i;
+
+	a->L = 0;
+	for (i = 0; i < 2; i++) {
+		struct incnn_layer *l = &a->ly[a->L];
+
+		if (!cnt[i])
+			continue;
+		memset(l, 0, sizeof(*l));
+		l->grad = a->buf + off;
+		l->count = cnt[i];
+		if (cnt[i] >= 16 * 9) {
+			l->shape = INCNN_LAYER_SHAPE_CONV;
+			l->out_ch = 16;
+			l->in_ch = (unsigned int)(cnt[i] / (16 * 9));
+			l->kh = l->kw = 3;
+		}
+		off += cnt[i];
+		a->L++;
+	}
+	if (!a->L)	/* n = 0: one empty layer */
+		a->ly[a->L++] = (struct incnn_layer){ .grad = a->buf };
 }
 
 /* --model's call: one incnn_allreduce_layers() with schedule @s */
@@ -928,10 +993,16 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 
 	for (k = 0; k < ns; k++) {
 		size_t n = sizes[k] / 4;
-		struct ar_row row = { .bytes = sizes[k] };
-		struct sweep_arg sa = { o->co.ps, b.buf, n };
+		struct ar_row row = { .bytes = sizes[k], .gvq_calls = -1 };
+		struct sweep_arg sa = { .ps = o->co.ps, .buf = b.buf, .n = n };
+		struct incnn_gvq_status gs;
 
+		if (o->method == INCNN_COLL_METHOD_GRADIVEQ)
+			gvq_layers(&sa);
 		ret = timed(o, comm, &b, n, sweep_call, &sa, &me);
+		incnn_comm_gvq_status(comm, &gs);
+		me.udig = gs.u_digest;
+		me.gvq_calls = gs.compressed_calls;
 		if (ret) {
 			status = fail("rank %d: allreduce of %llu bytes: %s",
 				      rank, (unsigned long long)sizes[k],
@@ -956,6 +1027,8 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 		row.budget = budget_of(o, codec, param, N);
 		row.within = check_errors(b.buf, b.exact, b.ab, n, N,
 					  &row.budget, &row.max_err);
+		if (o->method == INCNN_COLL_METHOD_GRADIVEQ)
+			row.gvq_calls = (int64_t)me.gvq_calls;
 		print_row(o, &row, k == 0);
 		if (o->check && (!row.identical || !row.within))
 			status = TU_EXIT_RUNTIME;
@@ -974,6 +1047,13 @@ static void base_config(const struct ar_opts *o, struct incnn_comm_config *cfg)
 	cfg->chunk_bytes = o->chunk;
 	if (o->method)
 		cfg->method = o->method;
+	if (o->method == INCNN_COLL_METHOD_GRADIVEQ) {
+		/* the warm-up calls sample, the timed ones are compressed */
+		cfg->gvq_warmup = 0;
+		cfg->gvq_ts = (int)(o->warmup < 4096 ? o->warmup : 4096);
+		cfg->gvq_tc = 0x7fffffff;
+		cfg->gvq_eps = INFINITY;
+	}
 }
 
 /* -n: one rank of the local job (tu_launch_local()) */

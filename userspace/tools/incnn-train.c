@@ -61,6 +61,7 @@ struct tr_opts {
 	bool quiet;
 	enum incnn_coll_method method;	/* --method */
 	bool mgwfbp;			/* --buckets mgwfbp */
+	bool gvq_fc;			/* --gvq-fc */
 };
 
 static void usage(FILE *f)
@@ -71,7 +72,7 @@ static void usage(FILE *f)
 "                   [--bound 2^-K] [--log FILE] [--seed S] [--hidden LIST]\n"
 "                   [--batch B] [--lr X] [--momentum X] [--wd X] [--tos TOS]\n"
 "                   [--timeout MS] [--method none|thc|gradiveq]\n"
-"                   [--buckets single|mgwfbp] [--quiet]\n"
+"                   [--buckets single|mgwfbp] [--gvq-fc] [--quiet]\n"
 "\n"
 "Data-parallel SGD of an MLP (INCEPTIONN's HDC network: 784-500-500-500-\n"
 "500-10, ReLU, softmax cross-entropy) with the incnn collective summing\n"
@@ -104,6 +105,10 @@ static void usage(FILE *f)
 "      --buckets B    single (default: one allreduce of the whole\n"
 "                     gradient) or mgwfbp (incnn_allreduce_layers() with\n"
 "                     the MG-WFBP plan over the layers, backward order)\n"
+"      --gvq-fc       GradiVeQ compresses the fully-connected layers as\n"
+"                     1x1 convolutions (our extension; the MLP has no conv\n"
+"                     layer, so without it gradiveq compresses nothing).\n"
+"                     Its schedule: INCNN_GVQ_D, _K, _WARMUP, _TS, _TC\n"
 "  -q, --quiet        no progress lines on stderr (nor the summary)\n"
 "  -h, --help         this help\n",
 		SYNTH_TRAIN, SYNTH_TEST, TU_MAX_LOCAL);
@@ -117,6 +122,7 @@ enum {
 	OPT_WD,
 	OPT_METHOD,
 	OPT_BUCKETS,
+	OPT_GVQ_FC,
 };
 
 static const struct option long_opts[] = {
@@ -133,6 +139,7 @@ static const struct option long_opts[] = {
 	{ "wd", required_argument, NULL, OPT_WD },
 	{ "method", required_argument, NULL, OPT_METHOD },
 	{ "buckets", required_argument, NULL, OPT_BUCKETS },
+	{ "gvq-fc", no_argument, NULL, OPT_GVQ_FC },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -278,6 +285,9 @@ static int coll_opt(struct tr_opts *o, int c, const char *arg)
 					 arg);
 		o->mgwfbp = arg[0] == 'm';
 		return 0;
+	case OPT_GVQ_FC:
+		o->gvq_fc = true;
+		return 0;
 	}
 	return -1;
 }
@@ -403,27 +413,54 @@ static int allreduce_grad(struct tr_run *r)
 	struct tr_mlp *m = &r->m;
 	int ret;
 
-	if (!r->o->mgwfbp)
+	/* GradiVeQ needs the layers API (shapes), with one bucket or more */
+	if (!r->o->mgwfbp &&
+	    incnn_comm_method(r->comm) != INCNN_COLL_METHOD_GRADIVEQ)
 		return r->o->co.ps ?
 		       incnn_allreduce_ps(r->comm, m->grad, m->nparams) :
 		       incnn_allreduce(r->comm, m->grad, m->nparams);
 	memset(&st, 0, sizeof(st));
 	ret = incnn_allreduce_layers(r->comm, r->ly, (size_t)m->nlayers,
-				     INCNN_SCHED_MGWFBP, &r->lo, &st);
+				     r->o->mgwfbp ? INCNN_SCHED_MGWFBP :
+				     INCNN_SCHED_SINGLE, &r->lo, &st);
 	r->nbuckets = st.nbuckets;
 	return ret;
 }
 
 /*
- * --buckets mgwfbp: the layers (each layer's weights and bias, which are
- * adjacent, in backward order) and their ready times for the plan: rank
- * 0's measured backward time of one batch, split in proportion to the
+ * The layers for incnn_allreduce_layers(): each layer's weights and bias
+ * (adjacent in grad), in backward order, with their shapes: fully
+ * connected, [in][out] (GradiVeQ compresses them with --gvq-fc).
+ */
+static void layer_table(struct tr_run *r)
+{
+	struct tr_mlp *m = &r->m;
+	int L = m->nlayers, i, l;
+
+	memset(r->ly, 0, sizeof(r->ly));
+	for (i = 0; i < L; i++) {
+		l = L - 1 - i;
+		r->ly[i].grad = m->grad + m->woff[l];
+		r->ly[i].count = (size_t)m->dims[l] * m->dims[l + 1] +
+				 (size_t)m->dims[l + 1];
+		r->ly[i].shape = INCNN_LAYER_SHAPE_FC;
+		r->ly[i].out_ch = (unsigned int)m->dims[l + 1];
+		r->ly[i].in_ch = (unsigned int)m->dims[l];
+	}
+	incnn_layers_opts_init(&r->lo);
+	r->lo.ps = r->o->co.ps;
+	r->lo.no_wait = true;
+}
+
+/*
+ * --buckets mgwfbp: the layers' ready times for the plan: rank 0's
+ * measured backward time of one batch, split in proportion to the
  * layers' multiply-adds (in x out) and shared, so that every rank plans
  * the same buckets. The backward pass has run when the call is made, so
  * the call does not wait for the ready times (no_wait). The cost model
  * is probed here, before the wire bytes are counted.
  */
-static int setup_layers(struct tr_run *r)
+static int setup_mgwfbp(struct tr_run *r)
 {
 	struct tr_mlp *m = &r->m;
 	int L = m->nlayers, B = r->o->batch, i, l;
@@ -446,15 +483,9 @@ static int setup_layers(struct tr_run *r)
 		tot += (double)m->dims[l] * m->dims[l + 1];
 	for (i = 0; i < L; i++) {
 		l = L - 1 - i;
-		r->ly[i].grad = m->grad + m->woff[l];
-		r->ly[i].count = (size_t)m->dims[l] * m->dims[l + 1] +
-				 (size_t)m->dims[l + 1];
 		cum += (double)m->dims[l] * m->dims[l + 1];
 		r->ly[i].ready = t * cum / tot;
 	}
-	incnn_layers_opts_init(&r->lo);
-	r->lo.ps = r->o->co.ps;
-	r->lo.no_wait = true;
 	if (!ret)
 		ret = incnn_comm_probe_cost(r->comm, r->lo.ps, &a, &b);
 	if (ret)
@@ -556,7 +587,8 @@ static void epoch_report(struct tr_run *r, const struct tr_meta *all,
 static void summary(struct tr_run *r, long it)
 {
 	uint64_t wire = incnn_comm_wire_bytes(r->comm) - r->wire0;
-	char line[256];
+	struct incnn_gvq_status gs;
+	char line[256], extra[160] = "";
 
 	snprintf(line, sizeof(line),
 		 "summary method %s buckets %s nbuckets %zu iters %ld test_acc %.4f iter_ms %.3f wire_bytes_per_iter %.0f",
@@ -564,10 +596,17 @@ static void summary(struct tr_run *r, long it)
 		 r->o->mgwfbp ? r->nbuckets : (size_t)1, it, r->test_acc,
 		 it ? r->iter_s * 1e3 / (double)it : 0.0,
 		 it ? (double)wire / (double)it : 0.0);
+	incnn_comm_gvq_status(r->comm, &gs);
+	if (incnn_comm_method(r->comm) == INCNN_COLL_METHOD_GRADIVEQ)
+		snprintf(extra, sizeof(extra),
+			 " gvq_compressed_iters %" PRIu64 " gvq_refreshes %" PRIu64
+			 " gvq_fits %" PRIu64 " gvq_layers %u",
+			 gs.compressed_calls, gs.refreshes, gs.fits,
+			 gs.layers_compressed);
 	if (r->log)
-		fprintf(r->log, "%s\n", line);
+		fprintf(r->log, "%s%s\n", line, extra);
 	if (!r->o->quiet)
-		fprintf(stderr, PROG ": %s\n", line);
+		fprintf(stderr, PROG ": %s%s\n", line, extra);
 }
 
 /* Stopped within an epoch (--iters): evaluate, digest, the stop line. */
@@ -735,8 +774,9 @@ static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 			goto out;
 	}
 	header(&r, label, arch);
+	layer_table(&r);
 	if (o->mgwfbp) {
-		status = setup_layers(&r);
+		status = setup_mgwfbp(&r);
 		if (status)
 			goto out;
 	}
@@ -771,6 +811,8 @@ static int local_rank(void *arg, int rank, int world, int port, int store_fd)
 	tu_comm_config(&cfg, l->o->co.tos, l->o->co.timeout_ms, l->o->co.codec_name,
 		       l->o->codec, l->o->param);
 	cfg.method = l->o->method;
+	if (l->o->gvq_fc)
+		cfg.gvq_fc = 1;
 	tu_comm_local(&cfg, rank, world, port, store_fd);
 	status = run_rank(l->o, l->d, &cfg);
 	tr_data_free(l->d);
@@ -804,6 +846,8 @@ int main(int argc, char **argv)
 		tu_comm_config(&cfg, o.co.tos, o.co.timeout_ms, o.co.codec_name, o.codec,
 			       o.param);
 		cfg.method = o.method;
+		if (o.gvq_fc)
+			cfg.gvq_fc = 1;
 		ret = run_rank(&o, &d, &cfg);
 	}
 	tr_data_free(&d);

@@ -128,7 +128,14 @@ enum incnn_coll_fault {
  * indices and integer lanes. A THC or GradiVeQ communicator's data
  * connections are unmarked (ToS 0) whatever tos/INCNN_TOS say: their
  * payloads are not fp32 streams and the module must never touch them.
- * GRADIVEQ is reserved (not wired yet: incnn_comm_create() refuses it).
+ * GRADIVEQ (docs/gradiveq.md) compresses the convolutional layers given to
+ * incnn_allreduce_layers() (their shapes in struct incnn_layer, wfbp.h)
+ * with PCA and sums the compressed slices in the ring; every other float
+ * takes the plain fp32 ring. It needs the layer shapes, so on a GradiVeQ
+ * communicator incnn_allreduce() and incnn_allreduce_ps() fail with
+ * -EINVAL ("method gradiveq needs incnn_allreduce_layers() ..."), as does
+ * a layers call with opts.ps (a ring method). Its ring never emulates a
+ * codec: with codec AUTO it uses the identity, and EMULATE is refused.
  */
 enum incnn_coll_method {
 	INCNN_COLL_METHOD_UNSET,	/* INCNN_METHOD, else none */
@@ -165,9 +172,21 @@ enum incnn_coll_method {
  *	codec_mode	AUTO	INCNN_CODEC: "auto", "none" or "NAME:SETTING"
  *			(e.g. "ebq:10", "trunc:16"), read only when
  *			codec_mode is AUTO
- *	method		UNSET	INCNN_METHOD: "none", "thc"	none
+ *	method		UNSET	INCNN_METHOD: "none", "thc", "gradiveq"
+ *								none
  *	thc_bits	0	INCNN_THC_BITS		4 (1, 2, 4, 8)
  *	thc_gran	0	INCNN_THC_GRAN		30 (2^b - 1..255)
+ *	gvq_d		0	INCNN_GVQ_D		256 (slice size, 2..1024)
+ *	gvq_k		0	INCNN_GVQ_K		32 (1..d - 1)
+ *	gvq_warmup	-1	INCNN_GVQ_WARMUP	1000 (0..2^31 - 1)
+ *	gvq_ts		0	INCNN_GVQ_TS		100 (T_s, 2..4096)
+ *	gvq_tc		0	INCNN_GVQ_TC		400 (T_c, 1..2^31 - 1)
+ *	gvq_fc		-1	INCNN_GVQ_FC		0 (1: fully-connected
+ *							layers as 1x1 convs,
+ *							our extension)
+ *	gvq_eps		0	INCNN_GVQ_EPS		0.01 (loss threshold,
+ *							(0, 1]; INFINITY or
+ *							"off": no loss monitor)
  *
  * store_fd: rank 0 only; a listening TCP socket for the store (the
  * communicator takes it over and closes it), instead of binding
@@ -196,6 +215,12 @@ struct incnn_comm_config {
 	enum incnn_coll_method method;
 	int thc_bits;		/* THC b, 0 unset */
 	int thc_gran;		/* THC g, 0 unset */
+	/* GradiVeQ (docs/gradiveq.md) */
+	int gvq_d, gvq_k;	/* slice and compressed sizes, 0 unset */
+	int gvq_warmup;		/* -1 unset */
+	int gvq_ts, gvq_tc;	/* T_s, T_c, 0 unset */
+	int gvq_fc;		/* -1 unset, 0, 1 */
+	double gvq_eps;		/* loss-monitor threshold, 0 unset */
 };
 
 void incnn_comm_config_init(struct incnn_comm_config *cfg);
@@ -231,6 +256,26 @@ void incnn_comm_codec(const struct incnn_comm *comm, unsigned int *codec_id,
 enum incnn_coll_method incnn_comm_method(const struct incnn_comm *comm);
 /* Bytes this rank sent on its data connections so far (all calls). */
 uint64_t incnn_comm_wire_bytes(const struct incnn_comm *comm);
+/*
+ * A GradiVeQ communicator's state (zeros for other methods): its layers
+ * calls so far, how many ran compressed, loss-monitor refreshes, fits
+ * (compressor computations), the phase of the next call (enum
+ * incnn_gvq_phase: 0 warm-up, 1 sampling, 2 compressed), the layers of the
+ * current layer set that are compressed and that are not (no conv shape,
+ * or a shape that does not fit the slice size: see note), and a 64-bit
+ * FNV-1a digest of every compressed layer's U and mu (0 before the first
+ * fit): equal on every rank.
+ */
+struct incnn_gvq_status {
+	uint64_t calls, compressed_calls, refreshes, fits;
+	int phase;
+	unsigned int layers_compressed, layers_plain;
+	uint64_t u_digest;
+	char note[192];		/* why the first plain layer is, or "" */
+};
+void incnn_comm_gvq_status(const struct incnn_comm *comm,
+			   struct incnn_gvq_status *st);
+
 /* The message of the first error, "" when there was none. */
 const char *incnn_comm_strerror(const struct incnn_comm *comm);
 

@@ -183,10 +183,31 @@ void incnn_model_timeline(const struct incnn_model *m, double backward,
 
 /* --- the layers API (needs a communicator) ------------------------------------- */
 
+/*
+ * A layer's shape (added later, at the end; zero: none), used by a
+ * GradiVeQ communicator (docs/gradiveq.md), ignored by the others:
+ *	INCNN_LAYER_SHAPE_CONV: the first out_ch * in_ch * kh * kw floats of
+ *		grad are a convolution's weight gradient, [out_ch][in_ch][kh][kw]
+ *		(PyTorch's layout); the rest (a bias) is not compressed;
+ *	INCNN_LAYER_SHAPE_FC: the first out_ch * in_ch floats are a
+ *		fully-connected layer's weight gradient, input-major
+ *		[in_ch][out_ch] (incnn-train's MLP; the transpose of PyTorch's
+ *		Linear), which is a 1x1 convolution's flattened order already;
+ *		compressed only when the communicator's gvq_fc is set (our
+ *		extension: the paper compresses conv layers only), with slices
+ *		of d consecutive floats (d need not be a multiple of out_ch).
+ */
+#define INCNN_LAYER_SHAPE_NONE	0
+#define INCNN_LAYER_SHAPE_CONV	1
+#define INCNN_LAYER_SHAPE_FC	2
+
 struct incnn_layer {
 	float *grad;
 	size_t count;
 	double ready;		/* seconds after the call starts */
+	/* added later: the shape (see above), all 0 when unknown */
+	unsigned int shape;
+	unsigned int out_ch, in_ch, kh, kw;
 };
 
 struct incnn_layers_opts {
