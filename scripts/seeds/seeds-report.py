@@ -492,6 +492,12 @@ def markdown(c: List[Dict[str, Any]], t: List[Dict[str, Any]],
     if same:
         lines += ["", "VM rows against the host run's first iterations "
                   "(`train-compare.sh`): " + "; ".join(same) + "."]
+        if any("differs" in r["vm_vs_host"] for r in c
+               if r.get("vm_vs_host") and r["buckets"] == "mgwfbp"):
+            lines += ["MG-WFBP plans its buckets from a cost probe on each "
+                      "machine, so the VM's buckets need not be the host's; "
+                      "with a lossy method other buckets give other "
+                      "(equally valid) sums, hence mgwfbp rows may differ."]
     lines += ["", "## PyTorch CNN/MNIST", ""] + torch_table(t)
     lgc = find(t, "lgc")
     if lgc.get("lgc_rate_total") is not None:

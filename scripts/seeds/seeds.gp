@@ -10,6 +10,8 @@ set title "Seed methods: final test accuracy vs compression ratio (4 ranks, MNIS
 set xlabel "compression ratio (original / wire bytes), log scale"
 set ylabel "test accuracy (%)"
 set logscale x
+set xrange [0.7:300]
+set offsets 0, 0, 0.5, 0.5
 set grid xtics ytics
 set key bottom left box opaque
 plot res.'/seeds-acc.dat' index 0 using 2:3 with points pt 7 ps 1.3 lc rgb "#1f77b4" title "HDC MLP (C trainer, VM wire bytes)", \
