@@ -78,9 +78,19 @@ seeds_args() { # method buckets where
 		else
 			SEEDS_ENV+=("INCNN_METHOD=$1")
 		fi
-		# GradiVeQ on the MLP's fully connected layers
+		# GradiVeQ on the MLP's fully connected layers; its schedule
+		# scaled to our runs (the library's warm-up of 1000 iterations
+		# is longer than a 10-epoch run): host warm-up 100, T_s 100;
+		# VM (3 iterations) no warm-up, T_s 2: the last iteration(s)
+		# compressed
 		if [ "$1" = gradiveq ] && _seeds_has --gvq-fc; then
 			SEEDS_ARGS+=(--gvq-fc)
+			if [ "$3" = vm ]; then
+				SEEDS_ENV+=(INCNN_GVQ_WARMUP=0 INCNN_GVQ_TS=2)
+			else
+				SEEDS_ENV+=("INCNN_GVQ_WARMUP=${INCNN_SEEDS_GVQ_WARMUP:-100}"
+					    "INCNN_GVQ_TS=${INCNN_SEEDS_GVQ_TS:-100}")
+			fi
 		fi ;;
 	esac
 	if _seeds_has --buckets mgwfbp; then

@@ -55,6 +55,8 @@ else:
     tx = int(w1) - int(w0)
     # the trainer's own mean (training only) where it prints one
     ms = float(summ["iter_ms"]) if "iter_ms" in summ else secs / n * 1e3
+    if "gvq_compressed_iters" in summ:
+        r["gvq_compressed_iters"] = int(summ["gvq_compressed_iters"])
     r.update({"iters": n, "seconds": secs, "iter_ms": round(ms, 1),
               "eth0_tx_bytes": tx,
               "wire_bytes_per_iter": round(tx / 4 / n)})
