@@ -119,7 +119,7 @@ def c_host(res: str, m: str, b: str) -> Dict[str, Any]:
     r: Dict[str, Any] = {"test_accuracy": final_accuracy(log)}
     # incnn-train's summary line (rank 0's library count, training ms)
     for k in ("wire_bytes_per_iter", "iter_ms", "nbuckets", "iters",
-              "gvq_compressed_iters"):
+              "gvq_compressed_iters", "gvq_refreshes"):
         v = log_field(log, k)
         if v is not None:
             r["host_" + k] = v
@@ -406,7 +406,13 @@ def regime(c: List[Dict[str, Any]], t: List[Dict[str, Any]]) -> List[str]:
             f"iterations of {int(gvq.get('host_iters') or 0)} (warm-up and sampling send fp32; "
             "the library's warm-up of 1000 iterations is scaled down to "
             "100), against the paper's ~8x on CNNs (we compress the MLP's "
-            "fully connected layers as 1x1 convolutions, --gvq-fc). In the "
+            "fully connected layers as 1x1 convolutions, --gvq-fc). The "
+            "paper's loss monitor (relative loss > 0.01 on a majority of "
+            "ranks: back to sampling) stopped compression "
+            f"{int(gvq.get('host_gvq_refreshes') or 0)} times: at k/d = "
+            "32/256 the fitted compressor loses more than 1% of our MLP's "
+            "gradient slices, so the run spends most iterations sampling "
+            "(uncompressed). In the "
             "VM its row is the mean of "
             f"{gvq.get('vm_iters')} iterations of which "
             f"{gvq.get('vm_gvq_compressed_iters')} compressed (the first "
