@@ -415,7 +415,7 @@ def regime(c: List[Dict[str, Any]], t: List[Dict[str, Any]]) -> List[str]:
             "(uncompressed). In the "
             "VM its row is the mean of "
             f"{gvq.get('vm_iters')} iterations of which "
-            f"{gvq.get('vm_gvq_compressed_iters')} compressed (the first "
+            f"{gvq.get('vm_gvq_compressed_iters')} compressed (the others "
             "sample the gradients), and its interface ratio "
             f"{xs(gvq.get('ratio'))} mixes both.")
     else:
