@@ -24,7 +24,9 @@ set terminal pngcairo size 900,520 font ",10"
 set output res.'/seeds-time.png'
 set title "HDC MLP: time per iteration on the 4-host VM cluster (tbf links, QEMU/TCG)"
 set ylabel "seconds per iteration, lower is better"
-set xlabel "method and buckets; above each bar: time, wire ratio"
+set xlabel "method and buckets; above each bar: time, wire ratio (mgwfbp: none, see results.md)" offset 0,-0.5
+unset key
+set bmargin 5
 set style fill solid 0.85 border -1
 set boxwidth 0.7
 set grid ytics
@@ -34,4 +36,4 @@ stats res.'/seeds-time.dat' using 2 nooutput
 set xrange [-0.6:STATS_records - 0.4]
 set yrange [0:STATS_max * 1.3]
 plot res.'/seeds-time.dat' using 0:2:xtic(1) with boxes lc rgb "#2ca02c" notitle, \
-     '' using 0:2:(sprintf("%.2f s\n%.2fx", $2, $3)) with labels offset 0,1.2 font ",8" notitle
+     '' using 0:2:($3 > 0 ? sprintf("%.2f s\n%.2fx", $2, $3) : sprintf("%.2f s", $2)) with labels offset 0,1.2 font ",8" notitle
