@@ -6,6 +6,7 @@
 #   make check           everything that can be tested; ends "N passed, N failed"
 #   make fuzz            libFuzzer harnesses for FUZZ_SECONDS each
 #   make bench           the codec benchmark (incnn-bench)
+#   make seeds           the seed methods compared (build/seeds/, not in check)
 #   make modules         incnn.ko against KDIR (out-of-tree kbuild, see Kbuild)
 #
 # Userspace builds live under build/: build/rel (optimised), build/asan
