@@ -6,6 +6,7 @@
 #   make check           everything that can be tested; ends "N passed, N failed"
 #   make fuzz            libFuzzer harnesses for FUZZ_SECONDS each
 #   make bench           the codec benchmark (incnn-bench)
+#   make seeds           the seed methods compared (build/seeds/, not in check)
 #   make modules         incnn.ko against KDIR (out-of-tree kbuild, see Kbuild)
 #
 # Userspace builds live under build/: build/rel (optimised), build/asan
@@ -59,7 +60,7 @@ PUBLIC_HDRS := $(wildcard $(SRC)/userspace/collective/include/incnn/*.h)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
 ALL_OBJS :=
 
-.PHONY: install install-lib install-tools dkms-install demo all tools tools-asan incctl \
+.PHONY: install install-lib install-tools dkms-install demo seeds all tools tools-asan incctl \
 	incctl-asan lib so modules check selftests-host fuzz fuzzers \
 	fuzz-smoke bench clean ksft
 
@@ -142,6 +143,10 @@ check:
 
 demo:
 	@$(SRC)/scripts/demo/demo.sh
+
+# the seed methods compared (scripts/seeds/seeds.sh): build/seeds/
+seeds:
+	@$(SRC)/scripts/seeds/seeds.sh
 
 # --- fuzzing -------------------------------------------------------------
 FUZZERS := $(patsubst $(SRC)/selftests/fuzz/%.c,%,$(wildcard $(SRC)/selftests/fuzz/fuzz_*.c))

@@ -146,6 +146,12 @@ PYTHONPATH="$build/python" /usr/bin/python3 \
 grep -E '^(not )?ok ' "$logs/python-lgc.log" | sed 's/^/   /'
 count_ktap "$logs/python-lgc.log"
 
+note "make seeds' report generator (fixed sample input, exact table lines)"
+/usr/bin/python3 "$src/selftests/seeds/test_seeds_report.py" \
+	>"$logs/seeds-report.log" 2>&1
+grep -E '^(not )?ok ' "$logs/seeds-report.log" | sed 's/^/   /'
+count_ktap "$logs/seeds-report.log"
+
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick
 

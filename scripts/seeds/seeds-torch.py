@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+"""make seeds' PyTorch job: the CNN of make demo on MNIST, DDP on 4 ranks.
+
+    python3 -m incnn.launch --nproc-per-node 4 scripts/seeds/seeds-torch.py \\
+        OUTDIR DATA CODEC_TOOL STEPS
+
+Every rank trains the same CNN (scripts/demo/demo-torch.py's "cnn": the
+model, the data loading and the measuring hook wrapper are imported from
+there) for STEPS steps, batch 32 per rank, SGD lr 0.05, under each of
+CONFIGS. Rank 0 appends one JSON object per run to OUTDIR/torch.jsonl
+and prints a progress line.
+
+  default     PyTorch's default allreduce (gloo), SGD momentum 0.9
+  none        incnn.torch, codec none (unmarked sockets)
+  inceptionn, ebq
+              incnn.torch, codec X:2^-10 emulated in userspace; the wire
+              bytes are the library's fp32 count times the codec's ratio
+              on sampled buckets (`incnn-codec encode --chunk 1448`, as
+              make demo does)
+  thc         incnn.torch, codec none, INCNN_METHOD=thc in the rank's
+              environment when the communicator is created (checked:
+              incnn_comm_method() must say THC)
+  lgc         incnn.torch's LGCState + lgc_hook (alpha 0.001, t1, t2 from
+              INCNN_SEEDS_LGC_T1 / _T2, Adam for the autoencoder, code
+              stride INCNN_SEEDS_LGC_STRIDE); the optimizer without
+              momentum (LGC's DGC momentum correction replaces it);
+              rates from LGCState.stats(): the whole run (stages 1-3,
+              index bytes, gather and weight broadcast counted) and
+              stage 3 alone
+
+wire_bytes_per_iter: what one rank sends per iteration (payload, no
+headers): for incnn rows incnn_comm_wire_bytes() over the run / STEPS,
+for default 2(N-1)/N x the fp32 bucket bytes, for lgc the fp32 ring
+bytes divided by the whole-run rate.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import sys
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIGS: List[Tuple[str, str, Any]] = [
+    ("default", "default", None),
+    ("none", "incnn", "none"),
+    ("inceptionn", "incnn", "inceptionn:2^-10"),
+    ("ebq", "incnn", "ebq:2^-10"),
+    ("thc", "thc", None),
+    ("lgc", "lgc", None),
+]
+METHOD_THC = 2      # enum incnn_coll_method
+
+
+def demo_torch() -> Any:
+    """scripts/demo/demo-torch.py as a module (its name has a dash)."""
+    path = os.path.join(HERE, "..", "demo", "demo-torch.py")
+    spec = importlib.util.spec_from_file_location("demo_torch", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def comm_fn(name: str, restype: Any) -> Any:
+    from incnn import _lib
+    fn = getattr(_lib.lib, name)
+    fn.restype = restype
+    fn.argtypes = [ctypes.c_void_p]
+    return fn
+
+
+def comm_wire_bytes(state: Any) -> int:
+    return int(comm_fn("incnn_comm_wire_bytes", ctypes.c_uint64)(
+        state._comm._handle()))
+
+
+def comm_method(state: Any) -> int:
+    return int(comm_fn("incnn_comm_method", ctypes.c_int)(
+        state._comm._handle()))
+
+
+def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
+              port: int, world: int) -> Tuple[Any, Any, Any]:
+    """(state, hook, incnn State whose wire bytes count)"""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    import incnn.torch as it
+    if kind == "default":
+        return None, dt.timed(default_hooks.allreduce_hook, world, False), None
+    if kind == "incnn":
+        st = it.State(codec=arg, port=port, timeout=120, tos=0)
+        return st, dt.timed(it.allreduce_hook, world, arg != "none"), st
+    if kind == "thc":
+        os.environ["INCNN_METHOD"] = "thc"
+        try:
+            st = it.State(codec="none", port=port, timeout=120, tos=0)
+        finally:
+            del os.environ["INCNN_METHOD"]
+        if comm_method(st) != METHOD_THC:
+            raise RuntimeError("INCNN_METHOD=thc did not make a THC "
+                               f"communicator (method {comm_method(st)})")
+        return st, dt.timed(it.allreduce_hook, world, False), st
+    lgc = it.LGCState(model, alpha=0.001,
+                      t1=int(os.environ.get("INCNN_SEEDS_LGC_T1", "30")),
+                      t2=int(os.environ.get("INCNN_SEEDS_LGC_T2", "100")),
+                      momentum=0.9, ae_optim="adam",
+                      code_stride=int(os.environ.get(
+                          "INCNN_SEEDS_LGC_STRIDE", "4")),
+                      codec="none", port=port, timeout=120, tos=0)
+    return lgc, it.lgc_hook, lgc.state
+
+
+def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
+        port: int, tool: str) -> Optional[Dict[str, Any]]:
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    rank, world = dist.get_rank(), dist.get_world_size()
+    xtr, ytr, xte, yte, source = data
+    name, kind, arg = cfg
+    model = dt.make_model("cnn")
+    ddp = DDP(model)
+    state, hook, inc = make_hook(dt, name, kind, arg, model, port, world)
+    ddp.register_comm_hook(state, hook)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05,
+                          momentum=0.0 if kind == "lgc" else 0.9)
+    g = torch.Generator().manual_seed(3)
+    perm = torch.randperm(xtr.shape[0], generator=g)
+    per_step = dt.BATCH * world
+    meter = dt.METER
+    meter.samples = []
+    every = max(1, steps // dt.SAMPLES)
+    fp32b, t_all = 0, 0.0
+    w0 = comm_wire_bytes(inc) if inc is not None else 0
+    for step in range(steps):
+        off = (step * per_step) % (xtr.shape[0] - per_step + 1)
+        idx = perm[off + rank * dt.BATCH: off + (rank + 1) * dt.BATCH]
+        meter.reset()
+        meter.sample_now = rank == 0 and step % every == every - 1 and \
+            len(meter.samples) < 64
+        t0 = time.perf_counter()
+        loss = F.cross_entropy(ddp(xtr[idx]), ytr[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        t_all += time.perf_counter() - t0
+        fp32b += meter.fp32_bucket_bytes
+    wire = comm_wire_bytes(inc) - w0 if inc is not None else 0
+    lgc_stats = state.stats() if kind == "lgc" else None
+    if inc is not None:
+        state.close()
+    if rank != 0:
+        return None
+    with torch.no_grad():
+        acc = float((ddp.module.eval()(xte).argmax(1) == yte).float().mean())
+    params = sum(p.numel() for p in ddp.parameters())
+    ring = 2 * (world - 1) / world * 4 * params   # fp32 ring bytes/rank
+    r: Dict[str, Any] = {
+        "method": name, "job": "torch-cnn", "data": source, "ranks": world,
+        "steps": steps, "batch_per_rank": dt.BATCH, "params": params,
+        "host_iter_ms": round(t_all / steps * 1e3, 2),
+        "fp32_ring_bytes_per_iter": round(ring),
+        "test_accuracy": round(acc, 4), "final_loss": round(float(loss), 4),
+    }
+    if kind == "default":
+        r["wire_bytes_per_iter"] = round(fp32b / steps * 2 * (world - 1)
+                                         / world)
+    elif kind == "lgc":
+        s = lgc_stats
+        r["wire_bytes_per_iter"] = round(ring / s["total"]["rate"])
+        r["lgc_rate_total"] = round(s["total"]["rate"], 2)
+        r["lgc_rate_stage3"] = round(s["3"].get("rate", 0.0), 2)
+        r["lgc_stats"] = s
+        r["lgc_incnn_wire_bytes_per_iter"] = round(wire / steps)
+        r["lgc_ae_rel_error_last10"] = (
+            round(sum(state.ae_rel_error[-10:]) /
+                  len(state.ae_rel_error[-10:]), 3)
+            if state.ae_rel_error else None)
+        r["lgc_params"] = {"alpha": state.alpha, "t1": state.t1,
+                           "t2": state.t2, "ae_optim": "adam",
+                           "code_stride": state.ae.stride}
+    else:
+        r["wire_bytes_per_iter"] = round(wire / steps)
+        if kind == "incnn" and arg != "none":
+            ratio = dt.codec_ratio(tool, arg, meter.samples)
+            r["codec_ratio"] = round(ratio, 5)
+            r["wire_bytes_per_iter"] = round(wire / steps * ratio)
+    return r
+
+
+def main() -> None:
+    if len(sys.argv) != 5:
+        sys.exit("usage: seeds-torch.py OUTDIR DATA CODEC_TOOL STEPS "
+                 "(under python3 -m incnn.launch)")
+    outdir, data_path, tool, steps = sys.argv[1:5]
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    dt = demo_torch()
+    dist.init_process_group("gloo")
+    data = dt.load_mnist(data_path)
+    base = int(os.environ["MASTER_PORT"]) + 1
+    t_start = time.monotonic()
+    for i, c in enumerate(CONFIGS):
+        t0 = time.monotonic()
+        res = run(dt, c, data, int(steps), base + i, tool)
+        dist.barrier()
+        if res is None:
+            continue
+        res["seconds"] = round(time.monotonic() - t0, 1)
+        with open(os.path.join(outdir, "torch.jsonl"), "a") as f:
+            f.write(json.dumps(res) + "\n")
+        extra = ""
+        if "lgc_rate_total" in res:
+            extra = (f", LGC rate {res['lgc_rate_total']}x whole run, "
+                     f"{res['lgc_rate_stage3']}x stage 3")
+        print(f"seeds-torch: [{i + 1}/{len(CONFIGS)}] {c[0]}: accuracy "
+              f"{res['test_accuracy'] * 100:.2f} %, "
+              f"{res['wire_bytes_per_iter'] / 1e6:.3f} MB/iter/rank{extra} "
+              f"({res['seconds']:.0f} s, {time.monotonic() - t_start:.0f} s "
+              "in all)", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
