@@ -696,6 +696,45 @@ TEST(error_independent_of_scale)
 	}
 }
 
+/* every rank's bucket all zero: norms 0, indices 0, the decode exact zeros */
+TEST(all_zero_bucket_is_exact_zeros)
+{
+	const size_t n = 5000;
+	struct incnn_thc *t = mk_default(4, 12);
+	size_t np, nb, i;
+	struct worker w[3];
+	uint32_t *sum;
+	float *lmax, *out;
+	unsigned int r;
+
+	ASSERT_NE(NULL, t);
+	np = incnn_thc_padded(t, n);
+	nb = incnn_thc_nblocks(t, n);
+	lmax = calloc(nb, 4);
+	sum = calloc(np, 4);
+	out = malloc(np * 4);
+	for (r = 0; r < 3; r++)
+		worker_alloc(&w[r], t, n);
+	ASSERT_EQ(0, workers_encode(t, w, 3, n, 1, lmax));
+	for (i = 0; i < nb; i++)
+		ASSERT_EQ(0.0f, lmax[i]);
+	for (r = 0; r < 3; r++) {
+		for (i = 0; i < incnn_thc_idx_bytes(t, n); i++)
+			ASSERT_EQ(0, w[r].idx[i]);
+		ASSERT_EQ(0, incnn_thc_add_idx(t, sum, 32, r ? sum : NULL, 32,
+					       r, w[r].idx, np));
+	}
+	ASSERT_EQ(0, incnn_thc_decode(t, out, n, sum, 32, 3, lmax, 1));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0.0f, out[i]);
+	for (r = 0; r < 3; r++)
+		worker_free(&w[r]);
+	free(lmax);
+	free(sum);
+	free(out);
+	incnn_thc_destroy(t);
+}
+
 /* --- replicas: worker-aggregator and ring, N = 2..8 ------------------- */
 
 /* the ring, simulated: every message copied out at its wire width */
