@@ -5,7 +5,9 @@
  * aggregate against the decode of the exact integer sum, unbiasedness,
  * lane overflow at the largest N, AVX2 == scalar bit for bit, simulated
  * worker-aggregator and ring reduce-scatter/allgather with N = 2..8
- * (bit-identical replicas), and the one-line parameter errors. The
+ * (bit-identical replicas, also at scales 1e-30 and 1e30), the error
+ * independent of the input scale (1e-40 .. 1e30), the all-zero bucket,
+ * and the one-line parameter errors. The
  * benchmark is the tool: incnn-thc bench (docs/thc.md).
  */
 #include <errno.h>
