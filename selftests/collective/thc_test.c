@@ -5,7 +5,9 @@
  * aggregate against the decode of the exact integer sum, unbiasedness,
  * lane overflow at the largest N, AVX2 == scalar bit for bit, simulated
  * worker-aggregator and ring reduce-scatter/allgather with N = 2..8
- * (bit-identical replicas), and the one-line parameter errors. The
+ * (bit-identical replicas, also at scales 1e-30 and 1e30), the error
+ * independent of the input scale (1e-40 .. 1e30), the all-zero bucket,
+ * and the one-line parameter errors. The
  * benchmark is the tool: incnn-thc bench (docs/thc.md).
  */
 #include <errno.h>
@@ -585,6 +587,156 @@ TEST(avx2_equals_scalar)
 	}
 }
 
+/* --- tiny and huge scales ------------------------------------------- */
+
+/*
+ * N workers (Gaussian, scale sc, n floats, B = 4096 and 16): decode of the
+ * exact integer sum (32-bit lanes) into out; its error against the true
+ * average, relative to the average's norm, or -1 on an error code.
+ */
+static double scale_case(const struct incnn_thc *t, unsigned int N, size_t n,
+			 float sc, float *out, float *ef, double *ef_rel)
+{
+	size_t np = incnn_thc_padded(t, n), nb = incnn_thc_nblocks(t, n), i;
+	float *lmax = calloc(nb, sizeof(float));
+	uint32_t *sum = calloc(np, 4);
+	struct worker w[8];
+	double e2 = 0, d2 = 0, avg;
+	unsigned int r;
+	int rc;
+
+	for (r = 0; r < N; r++) {
+		worker_alloc(&w[r], t, n);
+		fill(w[r].grad, n, 700 + r, sc);
+	}
+	rc = workers_encode(t, w, N, n, 9, lmax);
+	for (r = 0; !rc && r < N; r++)
+		rc = incnn_thc_add_idx(t, sum, 32, r ? sum : NULL, 32, r,
+				       w[r].idx, np);
+	if (!rc)
+		rc = incnn_thc_decode(t, out, n, sum, 32, N, lmax, 9);
+	/* worker 0's error feedback: x - its own decode */
+	if (!rc)
+		rc = incnn_thc_ef_update(t, w[0].ef, n, w[0].work, w[0].idx,
+					 lmax, 9, ef);
+	for (i = 0; !rc && i < n; i++) {
+		e2 += (double)w[0].ef[i] * w[0].ef[i];
+		d2 += (double)w[0].grad[i] * w[0].grad[i];
+	}
+	*ef_rel = rc ? -1 : sqrt(e2) / sqrt(d2);
+	e2 = d2 = 0;
+	for (i = 0; !rc && i < n; i++) {
+		for (avg = 0, r = 0; r < N; r++)
+			avg += (double)w[r].grad[i] / N;
+		e2 += (out[i] - avg) * (out[i] - avg);
+		d2 += avg * avg;
+	}
+	for (r = 0; r < N; r++)
+		worker_free(&w[r]);
+	free(lmax);
+	free(sum);
+	return rc ? -1 : sqrt(e2) / sqrt(d2);
+}
+
+/*
+ * The error relative to the input does not depend on the input's scale,
+ * 1e-40 .. 1e30 (squares and quantisation steps below FLT_MIN on the way;
+ * below 1e-37 the inputs themselves are subnormal),
+ * and the AVX2 path decodes the same floats as the scalar one at every
+ * scale. The same inputs times a power of two must give the reference
+ * error within 10% (a power of two only moves the exponents).
+ */
+TEST(error_independent_of_scale)
+{
+	static const unsigned int Ns[] = { 2, 8 }, blocks[] = { 12, 4 };
+	size_t n = 5000, j, b;
+	int e;
+
+	for (b = 0; b < 2; b++) {
+		struct incnn_thc *ts = mk_default(3, blocks[b]);
+		struct incnn_thc *tv = mk_default(3, blocks[b]);
+		size_t np = incnn_thc_padded(ts, n);
+		float *o1 = calloc(np, 4), *o2 = calloc(np, 4);
+		float *f1 = calloc(np, 4), *f2 = calloc(np, 4);
+		double fref, f;
+		bool simd;
+
+		ASSERT_NE(NULL, ts);
+		ASSERT_NE(NULL, tv);
+		incnn_thc_set_simd(ts, false);
+		simd = incnn_thc_set_simd(tv, true);
+		for (j = 0; j < 2; j++) {
+			double ref = scale_case(ts, Ns[j], n, 1.0f, o1, f1, &fref);
+
+			ASSERT_TRUE(ref > 0 && ref < 0.5);
+			ASSERT_TRUE(fref > 0 && fref < 0.5);
+			for (e = -40; e <= 30; e++) {
+				float sc = (float)pow(10.0, e);
+				double r1 = scale_case(ts, Ns[j], n, sc, o1, f1, &f);
+
+				EXPECT_TRUE(r1 >= 0 && r1 <= 1.1 * ref)
+					TH_LOG("B 2^%u N %u scale 1e%d: relative error %g, at 1: %g",
+					       blocks[b], Ns[j], e, r1, ref);
+				EXPECT_TRUE(f >= 0 && f <= 1.1 * fref)
+					TH_LOG("B 2^%u N %u scale 1e%d: relative ef %g, at 1: %g",
+					       blocks[b], Ns[j], e, f, fref);
+				if (simd) {
+					scale_case(tv, Ns[j], n, sc, o2, f2, &f);
+					EXPECT_EQ(0, memcmp(o1, o2, np * 4))
+						TH_LOG("scale 1e%d: AVX2 != scalar", e);
+					EXPECT_EQ(0, memcmp(f1, f2, n * 4))
+						TH_LOG("scale 1e%d: ef AVX2 != scalar", e);
+				}
+			}
+		}
+		free(o1);
+		free(o2);
+		free(f1);
+		free(f2);
+		incnn_thc_destroy(ts);
+		incnn_thc_destroy(tv);
+	}
+}
+
+/* every rank's bucket all zero: norms 0, indices 0, the decode exact zeros */
+TEST(all_zero_bucket_is_exact_zeros)
+{
+	const size_t n = 5000;
+	struct incnn_thc *t = mk_default(4, 12);
+	size_t np, nb, i;
+	struct worker w[3];
+	uint32_t *sum;
+	float *lmax, *out;
+	unsigned int r;
+
+	ASSERT_NE(NULL, t);
+	np = incnn_thc_padded(t, n);
+	nb = incnn_thc_nblocks(t, n);
+	lmax = calloc(nb, 4);
+	sum = calloc(np, 4);
+	out = malloc(np * 4);
+	for (r = 0; r < 3; r++)
+		worker_alloc(&w[r], t, n);
+	ASSERT_EQ(0, workers_encode(t, w, 3, n, 1, lmax));
+	for (i = 0; i < nb; i++)
+		ASSERT_EQ(0.0f, lmax[i]);
+	for (r = 0; r < 3; r++) {
+		for (i = 0; i < incnn_thc_idx_bytes(t, n); i++)
+			ASSERT_EQ(0, w[r].idx[i]);
+		ASSERT_EQ(0, incnn_thc_add_idx(t, sum, 32, r ? sum : NULL, 32,
+					       r, w[r].idx, np));
+	}
+	ASSERT_EQ(0, incnn_thc_decode(t, out, n, sum, 32, 3, lmax, 1));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0.0f, out[i]);
+	for (r = 0; r < 3; r++)
+		worker_free(&w[r]);
+	free(lmax);
+	free(sum);
+	free(out);
+	incnn_thc_destroy(t);
+}
+
 /* --- replicas: worker-aggregator and ring, N = 2..8 ------------------- */
 
 /* the ring, simulated: every message copied out at its wire width */
@@ -651,14 +803,17 @@ static void ring_sim(struct __test_metadata *_metadata,
 static void replicas_identical_ps_and_ring_body(struct __test_metadata *_metadata,
 						bool simd)
 {
+	/* 1e-30: tiny blocks (scaled quantisation and decode); 1e30 */
+	static const float scales[] = { 1.0f, 1e-30f, 1e30f };
 	const size_t n = 3001;
 	struct incnn_thc *t = mk_default(21, 10);
-	unsigned int N, r;
+	unsigned int N, r, si;
 
 	ASSERT_NE(NULL, t);
 	if (simd && !incnn_thc_set_simd(t, true))
 		SKIP(incnn_thc_destroy(t); return, "no AVX2");
 	incnn_thc_set_simd(t, simd);
+	for (si = 0; si < 3; si++)
 	for (N = 2; N <= 8; N++) {
 		size_t np = incnn_thc_padded(t, n), nb = incnn_thc_nblocks(t, n);
 		int lb = incnn_thc_lane_bits(t, N, NULL, 0);
@@ -671,7 +826,7 @@ static void replicas_identical_ps_and_ring_body(struct __test_metadata *_metadat
 		ASSERT_EQ(8, lb);
 		for (r = 0; r < N; r++) {
 			worker_alloc(&w[r], t, n);
-			fill(w[r].grad, n, 50 * N + r, 1.0f + r);
+			fill(w[r].grad, n, 50 * N + r, (1.0f + r) * scales[si]);
 		}
 		ASSERT_EQ(0, workers_encode(t, w, N, n, N, lmax));
 		/* worker-aggregator: rank 0 sums, broadcasts lanes for N */

@@ -5,7 +5,7 @@
 # dataset unless the MNIST file is there): determinism, ring = ps for two
 # ranks, one rank with batch 2B against two ranks with batch B, identical
 # replicas under codec emulation, --method and --buckets (summary line),
-# --method gradiveq with and without --gvq-fc,
+# --method gradiveq with and without --gvq-fc, THC single-bucket convergence,
 # the environment rendezvous giving the
 # same losses as -n, --iters, a run that learns, scripts/demo/train-compare.sh,
 # and one-line errors for bad input.
@@ -146,6 +146,23 @@ methods_buckets() {
 		grep -q '^incnn-train: summary method thc buckets single nbuckets 1 iters 3 test_acc '
 }
 
+# THC, one bucket, 6 epochs: keeps converging after the loss is near 0
+# (gradients down to 1e-5 and below), every epoch's train loss a finite
+# number, the last under 1e-3, accuracy 1, replicas identical
+thc_converges() {
+	local e l
+	"$tool" "${small[@]}" -n 4 --epochs 6 --method thc --buckets single \
+		--log "$tmp/tc.log" || return 1
+	for e in 1 2 3 4 5 6; do
+		l=$(awk -v e="$e" '$1 == "epoch" && $2 == e { print $7 }' "$tmp/tc.log")
+		echo "epoch $e train loss $l"
+		[[ $l =~ ^[0-9][0-9.e+-]*$ ]] || return 1
+	done
+	awk -v l="$l" 'BEGIN { exit !(l < 1e-3) }' &&
+	[ "$(field "$tmp/tc.log" epoch test_acc 6)" = 1.0000 ] &&
+	[ "$(field "$tmp/tc.log" epoch identical 6)" = 4 ]
+}
+
 # --method gradiveq: without --gvq-fc the MLP (no conv layer) goes plain,
 # with a one-line note, the fp32 bytes; with it (and a short schedule:
 # warm-up 2, T_s 4, loss monitor off) the layers are compressed after
@@ -251,6 +268,7 @@ check "inceptionn 2^-8 emulation: 4 identical replicas, deterministic" codec_rep
 check "env rendezvous (MASTER_ADDR...) = -n, bit for bit" env_rendezvous
 check "--iters stops mid-epoch with a digest" iters_stop
 check "--method none|thc x --buckets single|mgwfbp: summary, replicas" methods_buckets
+check "--method thc, single bucket: converges over 6 epochs, finite losses" thc_converges
 check "--method gradiveq: plain without --gvq-fc, compressed with it" gradiveq
 check "train-compare.sh finds the first difference" compare_script
 check "bad input: one-line error, exit status 2 or 1" bad_input

@@ -18,7 +18,18 @@
 
 #define TIE		1e-9	/* as scripts/gen/thc-table.py */
 #define MIN_BLOCK	16
-#define NORM_LIMIT	0x1p100
+#define NORM_LIMIT	0x1p112
+/*
+ * A block whose agreed max norm is below TINY_NORM (and not 0) is
+ * quantised, dequantised and decoded at its norm's scale divided by a power
+ * of two 2^E (exact), the results scaled back by 2^E at the end: otherwise
+ * g / (2 M) overflows and the decode step 2 M / (g N B) leaves the normal
+ * floats. At or above it both stay normal for every g, N and B.
+ */
+#define TINY_NORM	0x1p-64f
+/* the fused sum of squares is exact enough in [SUMSQ_LOW, FLT_MAX] */
+#define SUMSQ_LOW	0x1p-100f
+#define TINY_CHUNK	256
 
 #define fail incnn_coll_errf
 
@@ -541,6 +552,26 @@ static float prep_ref(const float *g, const float *ef, size_t valid,
 	return s;
 }
 
+/*
+ * ||g (+ ef)|| of one block in double: the squares of floats neither
+ * underflow nor overflow there. Used when the fused float sum of squares
+ * s fell outside [SUMSQ_LOW, FLT_MAX] (squares below FLT_MIN lose their
+ * digits, large ones overflow; an all-zero block also comes here).
+ * Scalar on every path, so the norms stay identical.
+ */
+static float norm_wide(const float *g, const float *ef, size_t valid)
+{
+	double acc = 0;
+	size_t i;
+
+	for (i = 0; i < valid; i++) {
+		double v = ef ? g[i] + ef[i] : g[i];
+
+		acc += v * v;
+	}
+	return (float)sqrt(acc);
+}
+
 int incnn_thc_prepare(const struct incnn_thc *t, const float *grad,
 		      const float *ef, size_t n, uint64_t nonce, float *work,
 		      float *norms)
@@ -567,7 +598,10 @@ int incnn_thc_prepare(const struct incnn_thc *t, const float *grad,
 			s = prep_ref(grad + off, e, valid, len, work + off,
 				     (uint32_t)off, key);
 		}
-		norms[k] = sqrtf(s);
+		if (s >= SUMSQ_LOW && s <= FLT_MAX)
+			norms[k] = sqrtf(s);
+		else
+			norms[k] = norm_wide(grad + off, e, valid);
 		if (!(norms[k] < NORM_LIMIT))
 			rc = -ERANGE;
 	}
@@ -587,6 +621,35 @@ static int check_lmax(const float *lmax, size_t nb)
 static float block_m(const struct incnn_thc *t, float l)
 {
 	return (float)(t->tp * (double)l);
+}
+
+/* 2^-E for a tiny l: the scaled norm l 2^-E is in [1, 2) */
+static int tiny_exp(float l)
+{
+	return ilogbf(l);
+}
+
+/*
+ * A block with 0 < l < TINY_NORM: y 2^-E (exact) through the scalar
+ * quantiser, TINY_CHUNK coordinates at a time (a whole number of bytes
+ * of indices at every b).
+ */
+static void quant_tiny(const struct incnn_thc *t, const float *y, size_t len,
+		       float l, const struct thc_qblk *q0, uint8_t *out)
+{
+	int e = tiny_exp(l);
+	float m = block_m(t, ldexpf(l, -e)), tmp[TINY_CHUNK];
+	struct thc_qblk q = *q0;
+	size_t j, i, c;
+
+	q.s = (float)((double)t->p.gran / (2.0 * (double)m));
+	for (j = 0; j < len; j += c) {
+		c = len - j < TINY_CHUNK ? len - j : TINY_CHUNK;
+		for (i = 0; i < c; i++)
+			tmp[i] = ldexpf(y[j + i], -e);
+		q.base = q0->base + (uint32_t)j;
+		thc_quant_ref(t, tmp, c, &q, out + j * t->p.bits / 8);
+	}
 }
 
 int incnn_thc_encode(const struct incnn_thc *t, const float *work, size_t n,
@@ -611,12 +674,16 @@ int incnn_thc_encode(const struct incnn_thc *t, const float *work, size_t n,
 
 		off = block_at(t, n, k, &len);
 		out = idx + off * t->p.bits / 8;
-		if (m == 0) {
+		if (lmax[k] == 0) {
 			memset(out, 0, len * t->p.bits / 8);
 			continue;
 		}
-		q.s = (float)((double)t->p.gran / (2.0 * (double)m));
 		q.base = (uint32_t)off;
+		if (lmax[k] < TINY_NORM) {
+			quant_tiny(t, work + off, len, lmax[k], &q, out);
+			continue;
+		}
+		q.s = (float)((double)t->p.gran / (2.0 * (double)m));
 		if (t->simd && t->p.bits == 4)
 			t->simd->quant(t, work + off, len, &q, out);
 		else
@@ -636,11 +703,23 @@ void thc_efd_ref(const struct incnn_thc *t, float *d, const float *work,
 				  sc - m);
 }
 
+/* a tiny block's d = work 2^-E - dequantised idx, scalar, and H */
+static void efd_tiny(const struct incnn_thc *t, float *d, const float *work,
+		     const uint8_t *idx, float sc, float m, int e, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		d[i] = ldexpf(work[i], -e);
+	thc_efd_ref(t, d, d, idx, sc, m, len);
+	fwht(t, d, len);
+}
+
 int incnn_thc_ef_update(const struct incnn_thc *t, float *ef, size_t n,
 			const float *work, const uint8_t *idx,
 			const float *lmax, uint64_t nonce, float *scratch)
 {
-	size_t k, nb = incnn_thc_nblocks(t, n), len, off;
+	size_t k, nb = incnn_thc_nblocks(t, n), len, off, i;
 	uint64_t key = sign_key(t, nonce);
 
 	if (check_n(n))
@@ -648,13 +727,18 @@ int incnn_thc_ef_update(const struct incnn_thc *t, float *ef, size_t n,
 	if (check_lmax(lmax, nb))
 		return -ERANGE;
 	for (k = 0; k < nb; k++) {
-		float m = block_m(t, lmax[k]);
+		bool tiny = lmax[k] > 0 && lmax[k] < TINY_NORM;
+		int e = tiny ? tiny_exp(lmax[k]) : 0;
+		float m = block_m(t, ldexpf(lmax[k], -e));
 		float sc = (float)(2.0 * (double)m / t->p.gran);
 		const uint8_t *in;
 
 		off = block_at(t, n, k, &len);
 		in = idx + off * t->p.bits / 8;
-		if (t->simd && t->p.bits == 4) {
+		if (tiny) {
+			efd_tiny(t, scratch + off, work + off, in, sc, m, e,
+				 len);
+		} else if (t->simd && t->p.bits == 4) {
 			t->simd->efd_h(t, scratch + off, work + off, in, sc, m,
 				       len);
 			t->simd->fwht_rest(scratch + off, len);
@@ -664,6 +748,8 @@ int incnn_thc_ef_update(const struct incnn_thc *t, float *ef, size_t n,
 		}
 		apply_signs(t, scratch + off, len, (uint32_t)off, key,
 			    1.0f / len);
+		for (i = 0; tiny && i < len; i++)
+			scratch[off + i] = ldexpf(scratch[off + i], e);
 	}
 	memcpy(ef, scratch, n * sizeof(*ef));
 	return 0;
@@ -748,7 +834,9 @@ int incnn_thc_decode(const struct incnn_thc *t, float *out, size_t n,
 	if (limit > lane_max(bits) || check_lmax(lmax, nb))
 		return -ERANGE;
 	for (k = 0; k < nb; k++) {
-		float m = block_m(t, lmax[k]);
+		int e = lmax[k] > 0 && lmax[k] < TINY_NORM ?
+			tiny_exp(lmax[k]) : 0;
+		float m = block_m(t, ldexpf(lmax[k], -e));
 		double dm = (double)m;
 		const uint8_t *in;
 		float sc, mb;
@@ -766,7 +854,9 @@ int incnn_thc_decode(const struct incnn_thc *t, float *out, size_t n,
 					       (uint32_t)limit, sc, mb, len);
 			thc_fwht_ref(out + off, len);
 		}
-		apply_signs(t, out + off, len, (uint32_t)off, key, 1.0f);
+		/* 2^e: a float for every e >= -149 (l >= 2^-149) */
+		apply_signs(t, out + off, len, (uint32_t)off, key,
+			    ldexpf(1.0f, e));
 	}
 	return bad ? -EBADMSG : 0;
 }

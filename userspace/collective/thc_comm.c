@@ -98,7 +98,7 @@ static int tc_encode(struct tc_run *x, const float *buf)
 				x->norms);
 	if (ret)
 		return incnn_coll_fail(c, ret, false,
-				       "THC: %s in the bucket (a norm not finite or >= 2^100)",
+				       "THC: %s in the bucket (a norm not finite or >= 2^112)",
 				       ret == -ERANGE ? "values out of range" :
 				       "bad bucket");
 	ret = incnn_comm_allgather_meta(c, x->norms, 4 * x->nblk, x->all);

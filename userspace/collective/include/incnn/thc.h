@@ -138,7 +138,9 @@ int incnn_thc_lane_bits(const struct incnn_thc *t, unsigned int workers,
  * Worker step 1. @grad: n floats; @ef: n floats of error feedback added
  * to grad (NULL: none); @work: n_pad floats, gets y = H D x; @norms: nblk
  * floats, gets ||x_k||. 0, or -ERANGE for a non-finite or too large norm
- * (>= 2^100), -EINVAL for a bad n.
+ * (>= 2^112), -EINVAL for a bad n. The norms are exact to float
+ * rounding at every scale (squares below FLT_MIN or above FLT_MAX are
+ * summed in double); an all-zero block has norm 0.
  */
 int incnn_thc_prepare(const struct incnn_thc *t, const float *grad,
 		      const float *ef, size_t n, uint64_t nonce, float *work,
@@ -146,9 +148,13 @@ int incnn_thc_prepare(const struct incnn_thc *t, const float *grad,
 
 /*
  * Worker step 3. @work from prepare (n_pad floats), @lmax the agreed
- * per-block maxima (nblk floats; each >= 0, finite, < 2^100, else
+ * per-block maxima (nblk floats; each >= 0, finite, < 2^112, else
  * -ERANGE), @rank this worker's rank (its random stream), @idx gets
- * idx_bytes. A block with l_k = 0 encodes as all index 0.
+ * idx_bytes. A block with l_k = 0 encodes as all index 0 (and decodes
+ * as exact zeros); one with 0 < l_k < 2^-64 is quantised (and dequantised
+ * by ef_update and decode) at l_k / 2^E, E = ilogb(l_k), the results
+ * scaled by 2^E: the error relative to the input does not depend on its
+ * scale.
  */
 int incnn_thc_encode(const struct incnn_thc *t, const float *work, size_t n,
 		     const float *lmax, uint64_t nonce, uint32_t rank,
