@@ -339,3 +339,64 @@ class Comm:
         h, self._h = self._h, None
         if h is not None:
             lib.incnn_comm_destroy(h)
+
+
+# --- the layers API and GradiVeQ (wfbp.h, collective.h), for incnn.gradiveq -
+
+METHOD_GRADIVEQ = 3         # enum incnn_coll_method
+SCHED_IDS = {"wfbp": 0, "single": 1, "fixed": 2, "mgwfbp": 3}
+LAYER_SHAPE_NONE, LAYER_SHAPE_CONV, LAYER_SHAPE_FC = 0, 1, 2
+
+
+class Layer(ctypes.Structure):
+    """struct incnn_layer (wfbp.h)."""
+
+    _fields_ = [("grad", ctypes.c_void_p), ("count", ctypes.c_size_t),
+                ("ready", ctypes.c_double), ("shape", ctypes.c_uint),
+                ("out_ch", ctypes.c_uint), ("in_ch", ctypes.c_uint),
+                ("kh", ctypes.c_uint), ("kw", ctypes.c_uint)]
+
+
+class LayersOpts(ctypes.Structure):
+    """struct incnn_layers_opts (wfbp.h)."""
+
+    _fields_ = [("ps", ctypes.c_bool), ("bucket_bytes", ctypes.c_uint64),
+                ("have_cost", ctypes.c_bool), ("alpha", ctypes.c_double),
+                ("beta", ctypes.c_double), ("no_wait", ctypes.c_bool)]
+
+
+class GvqStatus(ctypes.Structure):
+    """struct incnn_gvq_status (collective.h)."""
+
+    _fields_ = [("calls", ctypes.c_uint64),
+                ("compressed_calls", ctypes.c_uint64),
+                ("refreshes", ctypes.c_uint64), ("fits", ctypes.c_uint64),
+                ("phase", ctypes.c_int),
+                ("layers_compressed", ctypes.c_uint),
+                ("layers_plain", ctypes.c_uint),
+                ("u_digest", ctypes.c_uint64),
+                ("note", ctypes.c_char * 192)]
+
+
+def _bind_layers(lib: ctypes.CDLL) -> bool:
+    """incnn_allreduce_layers and the GradiVeQ status, when exported."""
+    p = ctypes.c_void_p
+    sigs = {
+        "incnn_layers_opts_init": (None, [ctypes.POINTER(LayersOpts)]),
+        "incnn_allreduce_layers": (ctypes.c_int, [
+            p, ctypes.POINTER(Layer), ctypes.c_size_t, ctypes.c_int,
+            ctypes.POINTER(LayersOpts), p]),
+        "incnn_comm_gvq_status": (None, [p, ctypes.POINTER(GvqStatus)]),
+        "incnn_comm_wire_bytes": (ctypes.c_uint64, [p]),
+        "incnn_comm_method": (ctypes.c_int, [p]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name, None)
+        if fn is None:
+            return False
+        fn.restype = res
+        fn.argtypes = args
+    return True
+
+
+HAVE_LAYERS = _bind_layers(lib)
