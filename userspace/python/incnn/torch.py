@@ -279,3 +279,4 @@ if dist.is_available():
 # LGC (learned gradient compression, ring variant): incnn/lgc.py
 from .lgc import LGCState, lgc_hook  # noqa: E402
 __all__ += ["LGCState", "lgc_hook"]
+from .gradiveq import GradiVeQState, gradiveq_hook  # noqa: E402,F401
