@@ -145,6 +145,10 @@ PYTHONPATH="$build/python" /usr/bin/python3 \
 	"$src/selftests/python/test_lgc.py" >"$logs/python-lgc.log" 2>&1
 grep -E '^(not )?ok ' "$logs/python-lgc.log" | sed 's/^/   /'
 count_ktap "$logs/python-lgc.log"
+PYTHONPATH="$build/python" /usr/bin/python3 \
+	"$src/selftests/python/test_gradiveq.py" >"$logs/python-gvq.log" 2>&1
+grep -E '^(not )?ok ' "$logs/python-gvq.log" | sed 's/^/   /'
+count_ktap "$logs/python-gvq.log"
 
 note "make seeds' report generator (fixed sample input, exact table lines)"
 /usr/bin/python3 "$src/selftests/seeds/test_seeds_report.py" \
