@@ -270,11 +270,7 @@ def torch_rows(res: str, a: argparse.Namespace) -> List[Dict[str, Any]]:
         r: Dict[str, Any] = {"job": "torch-cnn-mnist", "method": m,
                              "buckets": "ddp", "steps": a.torch_steps,
                              "iter_ms_reason": TORCH_VM_REASON}
-        if m == "gradiveq":
-            r["accuracy_reason"] = (
-                "C trainer only: GradiVeQ needs the layer shapes, which "
-                "incnn.torch's bucket hook does not see")
-        elif m in got:
+        if m in got:
             r.update({k: v for k, v in got[m].items() if k != "method"})
             r["job"] = "torch-cnn-mnist"
         else:
@@ -345,6 +341,13 @@ def torch_table(rows: List[Dict[str, Any]]) -> List[str]:
         if r["method"] == "lgc":
             ratio = (f"{r['lgc_rate_total']:.2f} (stage 3: "
                      f"{r['lgc_rate_stage3']:.1f})")
+        per = (r.get("gvq_stats") or {}).get("wire_bytes_per_iter") or {}
+        plain = per.get("warmup") or per.get("sampling")
+        if r["method"] == "gradiveq" and per.get("compressed") and plain:
+            ratio = (f"{ratio} (compressed iterations: "
+                     f"{plain / per['compressed']:.2f}, "
+                     f"{r['gvq_stats']['compressed_iterations']} of "
+                     f"{r['steps']})")
         wire = r["wire_bytes_per_iter"]
         out.append(
             f"| {LABEL[r['method']]} | {ratio} | "

@@ -8,7 +8,7 @@
 Every rank trains the same CNN (scripts/demo/demo-torch.py's "cnn": the
 model, the data loading and the measuring hook wrapper are imported from
 there) for STEPS steps, batch 32 per rank, SGD lr 0.05, under each of
-CONFIGS. Rank 0 appends one JSON object per run to OUTDIR/torch.jsonl
+CONFIGS (INCNN_SEEDS_TORCH_METHODS="name ...": those only). Rank 0 appends one JSON object per run to OUTDIR/torch.jsonl
 and prints a progress line.
 
   default     PyTorch's default allreduce (gloo), SGD momentum 0.9
@@ -21,6 +21,13 @@ and prints a progress line.
   thc         incnn.torch, codec none, INCNN_METHOD=thc in the rank's
               environment when the communicator is created (checked:
               incnn_comm_method() must say THC)
+  gradiveq    incnn.torch's GradiVeQState + gradiveq_hook: the library's
+              d 256, k 32, T_c 400, loss threshold 0.01, Linear weights
+              compressed too (fc, as the C trainer's --gvq-fc); warm-up
+              and T_s scaled to the run as the C rows' are:
+              INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (30 / 30 of 300 steps);
+              the row adds the iterations per phase and the wire bytes of
+              a compressed iteration (GradiVeQState.stats())
   lgc         incnn.torch's LGCState + lgc_hook (alpha 0.001, t1, t2 from
               INCNN_SEEDS_LGC_T1 / _T2, Adam for the autoencoder, code
               stride INCNN_SEEDS_LGC_STRIDE); the optimizer without
@@ -52,6 +59,7 @@ CONFIGS: List[Tuple[str, str, Any]] = [
     ("inceptionn", "incnn", "inceptionn:2^-10"),
     ("ebq", "incnn", "ebq:2^-10"),
     ("thc", "thc", None),
+    ("gradiveq", "gradiveq", None),
     ("lgc", "lgc", None),
 ]
 METHOD_THC = 2      # enum incnn_coll_method
@@ -106,6 +114,13 @@ def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
             raise RuntimeError("INCNN_METHOD=thc did not make a THC "
                                f"communicator (method {comm_method(st)})")
         return st, dt.timed(it.allreduce_hook, world, False), st
+    if kind == "gradiveq":
+        env = os.environ.get
+        gvq = it.GradiVeQState(
+            warmup=int(env("INCNN_SEEDS_GVQ_TORCH_WARMUP", "30")),
+            ts=int(env("INCNN_SEEDS_GVQ_TORCH_TS", "30")), fc=True,
+            port=port, timeout=120)
+        return gvq, dt.timed(it.gradiveq_hook, world, False), gvq
     lgc = it.LGCState(model, alpha=0.001,
                       t1=int(os.environ.get("INCNN_SEEDS_LGC_T1", "30")),
                       t2=int(os.environ.get("INCNN_SEEDS_LGC_T2", "100")),
@@ -153,7 +168,7 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
         t_all += time.perf_counter() - t0
         fp32b += meter.fp32_bucket_bytes
     wire = comm_wire_bytes(inc) - w0 if inc is not None else 0
-    lgc_stats = state.stats() if kind == "lgc" else None
+    lgc_stats = state.stats() if kind in ("lgc", "gradiveq") else None
     if inc is not None:
         state.close()
     if rank != 0:
@@ -188,6 +203,11 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
                            "code_stride": state.ae.stride}
     else:
         r["wire_bytes_per_iter"] = round(wire / steps)
+        if kind == "gradiveq":
+            r["gvq_stats"] = lgc_stats
+            r["gvq_params"] = {"d": state.d, "k": state.k,
+                               "warmup": state.warmup, "ts": state.ts,
+                               "tc": state.tc, "eps": state.eps, "fc": True}
         if kind == "incnn" and arg != "none":
             ratio = dt.codec_ratio(tool, arg, meter.samples)
             r["codec_ratio"] = round(ratio, 5)
@@ -208,7 +228,10 @@ def main() -> None:
     data = dt.load_mnist(data_path)
     base = int(os.environ["MASTER_PORT"]) + 1
     t_start = time.monotonic()
+    only = os.environ.get("INCNN_SEEDS_TORCH_METHODS", "").split()
     for i, c in enumerate(CONFIGS):
+        if only and c[0] not in only:
+            continue
         t0 = time.monotonic()
         res = run(dt, c, data, int(steps), base + i, tool)
         dist.barrier()
@@ -221,6 +244,10 @@ def main() -> None:
         if "lgc_rate_total" in res:
             extra = (f", LGC rate {res['lgc_rate_total']}x whole run, "
                      f"{res['lgc_rate_stage3']}x stage 3")
+        if "gvq_stats" in res:
+            g = res["gvq_stats"]
+            extra = (f", GradiVeQ {g['compressed_iterations']} compressed "
+                     f"iterations, {g['refreshes']} refreshes")
         print(f"seeds-torch: [{i + 1}/{len(CONFIGS)}] {c[0]}: accuracy "
               f"{res['test_accuracy'] * 100:.2f} %, "
               f"{res['wire_bytes_per_iter'] / 1e6:.3f} MB/iter/rank{extra} "

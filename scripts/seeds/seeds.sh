@@ -12,13 +12,15 @@
 #      iteration and the bytes on the hosts' interfaces
 #   3. the PyTorch CNN on MNIST (scripts/seeds/seeds-torch.py), 4 local
 #      ranks: PyTorch's default allreduce, incnn none, inceptionn/ebq
-#      2^-10, thc, lgc for INCNN_SEEDS_TORCH_STEPS steps
+#      2^-10, thc, gradiveq, lgc for INCNN_SEEDS_TORCH_STEPS steps
 #   4. the report (scripts/seeds/seeds-report.py, seeds.gp):
 #      build/seeds/results.json, results.md, seeds-*.png
 # Environment: INCNN_SEEDS_EPOCHS (C trainer epochs, 10),
 # INCNN_SEEDS_VM_ITERS (iterations per VM row, 3), INCNN_SEEDS_RATE
 # (VM link rate, INCNN_DEMO_CLUSTER_RATE or 4mbit), INCNN_SEEDS_TORCH_STEPS
 # (300), INCNN_SEEDS_LGC_T1 / _T2 (LGC stage lengths, 30 / 100),
+# INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (GradiVeQ's warm-up and T_s in the
+# PyTorch job, 30 / 30),
 # INCNN_SEEDS_VM=0 and INCNN_SEEDS_TORCH=0 skip parts 2 and 3 (their
 # columns become null with the reason); INCNN_SEEDS_METHODS="m ..." runs
 # the C trainer's rows of those methods only (host, and the VM into
@@ -112,7 +114,7 @@ tres=$res/torch
 mkdir -p "$tres"
 if [ "${INCNN_SEEDS_TORCH:-1}" = 1 ]; then
 	rm -f "$tres/torch.jsonl"
-	say "[4/5] PyTorch CNN on the host: 6 configurations, $steps steps each, 4 ranks"
+	say "[4/5] PyTorch CNN on the host: 7 configurations, $steps steps each, 4 ranks"
 	PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH} nice -n 10 "$py" \
 		-m incnn.launch --nproc-per-node 4 \
 		--master-port "${INCNN_SEEDS_TORCH_PORT:-29740}" \
