@@ -25,7 +25,8 @@ and prints a progress line.
               d 256, k 32, T_c 400, loss threshold 0.01, Linear weights
               compressed too (fc, as the C trainer's --gvq-fc); warm-up
               and T_s scaled to the run as the C rows' are:
-              INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (30 / 30 of 300 steps);
+              INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (30 / 30 of 300 steps),
+              INCNN_SEEDS_GVQ_TORCH_EPS (0.01; "off": no loss monitor);
               the row adds the iterations per phase and the wire bytes of
               a compressed iteration (GradiVeQState.stats())
   lgc         incnn.torch's LGCState + lgc_hook (alpha 0.001, t1, t2 from
@@ -119,6 +120,8 @@ def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
         gvq = it.GradiVeQState(
             warmup=int(env("INCNN_SEEDS_GVQ_TORCH_WARMUP", "30")),
             ts=int(env("INCNN_SEEDS_GVQ_TORCH_TS", "30")), fc=True,
+            eps=(None if env("INCNN_SEEDS_GVQ_TORCH_EPS") == "off" else
+                 float(env("INCNN_SEEDS_GVQ_TORCH_EPS", "0.01"))),
             port=port, timeout=120)
         return gvq, dt.timed(it.gradiveq_hook, world, False), gvq
     lgc = it.LGCState(model, alpha=0.001,

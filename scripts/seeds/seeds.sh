@@ -20,7 +20,8 @@
 # (VM link rate, INCNN_DEMO_CLUSTER_RATE or 4mbit), INCNN_SEEDS_TORCH_STEPS
 # (300), INCNN_SEEDS_LGC_T1 / _T2 (LGC stage lengths, 30 / 100),
 # INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (GradiVeQ's warm-up and T_s in the
-# PyTorch job, 30 / 30),
+# PyTorch job, 30 / 30), INCNN_SEEDS_GVQ_TORCH_EPS (its loss threshold,
+# 0.01, or off),
 # INCNN_SEEDS_VM=0 and INCNN_SEEDS_TORCH=0 skip parts 2 and 3 (their
 # columns become null with the reason); INCNN_SEEDS_METHODS="m ..." runs
 # the C trainer's rows of those methods only (host, and the VM into
