@@ -7,7 +7,8 @@ A small CNN (two 3x3 convolutions, two Linear layers) on synthetic 1x12x12
 images labelled by a fixed random teacher, DDP with small buckets (several
 per iteration), it.gradiveq_hook with d 48, k 8, warm-up 2, T_s 4, T_c
 100, no loss monitor, fc on. Rank r writes OUTDIR/rank<r>.json: a digest
-of the final parameters, state.stats(), the final loss. Environment: the
+of the final parameters, state.stats(), the final loss, the error an fp64
+bucket's future raised. Environment: the
 torchrun variables; incnn uses MASTER_PORT + 1.
 """
 
@@ -25,6 +26,19 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import incnn.torch as it
 
 BATCH = 16
+
+
+class _Fp64Bucket:
+    """A stand-in for dist.GradBucket holding fp64 gradients."""
+
+    def buffer(self) -> torch.Tensor:
+        return torch.zeros(4, dtype=torch.float64)
+
+    def parameters(self) -> list:
+        return [torch.zeros(4, dtype=torch.float64)]
+
+    def is_last(self) -> bool:
+        return True
 
 
 def main() -> None:
@@ -60,10 +74,15 @@ def main() -> None:
         opt.zero_grad()
         loss.backward()
         opt.step()
+    res_err = ""
+    try:                # an fp64 bucket: the error reaches the future
+        it.gradiveq_hook(state, _Fp64Bucket()).wait()
+    except Exception as e:                  # noqa: BLE001 - recorded
+        res_err = f"{type(e).__name__}: {e}"
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     res = {"digest": hashlib.sha256(flat.numpy().tobytes()).hexdigest(),
            "stats": state.stats(), "loss": float(loss),
-           "buckets": len(buckets)}
+           "buckets": len(buckets), "error": res_err}
     state.close()
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
         json.dump(res, f)

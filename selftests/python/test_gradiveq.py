@@ -158,6 +158,13 @@ def t_wire() -> None:
         assert per["sampling"] == per["warmup"], f"rank {r}: {per}"
 
 
+@test("a bad bucket fails its future with the reason (fp64)")
+def t_error() -> None:
+    for r, d in enumerate(job()):
+        assert "TypeError: incnn GradiVeQ: contiguous fp32 CPU buckets " \
+            "only, not torch.float64" in d["error"], f"rank {r}: {d['error']}"
+
+
 def main() -> int:
     print("KTAP version 1")
     print(f"1..{len(TESTS)}")
