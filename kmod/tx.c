@@ -244,8 +244,9 @@ static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 /*
  * An unframed segment must fit the path: one that align.c lengthened by
  * up to 3 bytes for a frame (bounded by the peer's MSS, not the MTU)
- * ends at the last float boundary that fits (TCP sends the rest again).
- * Returns the new payload length, 0 if nothing fits.
+ * ends at the last float boundary that fits (TCP sends the rest again,
+ * with the FIN if this segment had one). Returns the new payload length,
+ * 0 if nothing fits.
  */
 static unsigned int tx_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 			   unsigned int plen)
@@ -260,6 +261,8 @@ static unsigned int tx_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 	if (end <= pos)
 		return 0;
 	__skb_trim(skb, hlen + (end - pos));
+	/* the FIN follows the bytes left out: it comes with them later */
+	tcp_hdr(skb)->fin = 0;
 	incnn_ipv4_set_len(skb);
 	incnn_tcp4_fix_csum(skb);
 	return end - pos;
