@@ -74,6 +74,9 @@ struct incnn_pcpu_stats {
 				  INCNN_FLOW_F_SENT |			\
 				  INCNN_FLOW_F_PEER_SYN)
 
+/* raw cut floats a flow records before it goes raw for good */
+#define INCNN_RAW_MAX	8
+
 struct incnn_flow {
 	struct hlist_node node;
 	struct list_head embryo;	/* on the table's embryo list */
@@ -99,6 +102,14 @@ struct incnn_flow {
 	unsigned long gc_next;	/* GC: kept for its socket until then */
 	u64 bytes_orig;
 	u64 bytes_wire;
+	/*
+	 * Cut floats that travel raw in every copy (align.c): offsets,
+	 * relative to the anchor, of floats cut at the end of the data
+	 * written so far; every float at or after raw_from is raw too.
+	 */
+	s64 raw_from;
+	s64 raw[INCNN_RAW_MAX];
+	u8 raw_n;
 };
 
 #define INCNN_FLOW_HASH_BITS	12
@@ -239,7 +250,16 @@ bool incnn_ipv4_tcp_pull(struct sk_buff *skb);
 void incnn_ipv4_set_len(struct sk_buff *skb);
 void incnn_tcp4_fix_csum(struct sk_buff *skb);
 
+/* cut floats (align.c); f->lock held where noted */
+bool incnn_float_raw(const struct incnn_flow *f, s64 fl);	/* locked */
+bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una); /* locked */
+s64 incnn_flow_rel(const struct incnn_flow *f, u32 seq);	/* locked */
+void incnn_flow_anchor(struct incnn_flow *f, const struct incnn_config *cfg,
+		       u32 seq, u8 dscp);			/* locked */
+
 /* hooks */
+unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state);
 unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state);
 unsigned int incnn_rx_hook(void *priv, struct sk_buff *skb,

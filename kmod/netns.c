@@ -31,6 +31,13 @@ u8 incnn_default_rule_dscp __read_mostly;
 
 static const struct nf_hook_ops incnn_nf_ops[] = {
 	{
+		/* first of all, under the socket lock: see align.c */
+		.hook = incnn_tx_align_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_LOCAL_OUT,
+		.priority = NF_IP_PRI_FIRST,
+	},
+	{
 		.hook = incnn_tx_hook,
 		.pf = NFPROTO_IPV4,
 		.hooknum = NF_INET_POST_ROUTING,

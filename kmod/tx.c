@@ -70,6 +70,25 @@ static void tx_syn(struct incnn_net *in, const struct incnn_config *cfg,
 		incnn_stat_inc(in, INCNN_STAT_FLOWS_RESET);
 }
 
+/*
+ * Anchor the flow's float grid at its first marked data segment (at
+ * @seq, DSCP @dscp): the first byte never sent before, sent with the
+ * mark. f->lock held.
+ */
+void incnn_flow_anchor(struct incnn_flow *f, const struct incnn_config *cfg,
+		       u32 seq, u8 dscp)
+{
+	f->anchor = seq - f->isn - 1;
+	if ((f->flags & INCNN_FLOW_F_SENT) && after(f->sent_end, f->anchor))
+		f->anchor = f->sent_end;
+	f->dscp = dscp;
+	f->rule = cfg->rules[dscp];
+	f->tx_end = 0;
+	f->raw_from = S64_MAX;
+	f->raw_n = 0;
+	f->flags |= INCNN_FLOW_F_ANCHORED;
+}
+
 /* How a marked data segment of a flow goes out. */
 enum tx_mode {
 	TX_FRAME,	/* framed if smaller */
@@ -101,19 +120,10 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 	}
 	WRITE_ONCE(f->last, jiffies);
 	spin_lock(&f->lock);
-	if (!(f->flags & INCNN_FLOW_F_ANCHORED)) {
-		/* the first byte never sent before, sent with the mark */
-		f->anchor = ntohl(th->seq) - f->isn - 1;
-		if ((f->flags & INCNN_FLOW_F_SENT) &&
-		    after(f->sent_end, f->anchor))
-			f->anchor = f->sent_end;
-		f->dscp = dscp;
-		f->rule = cfg->rules[dscp];
-		f->tx_end = 0;
-		f->flags |= INCNN_FLOW_F_ANCHORED;
-	} else if (f->dscp != dscp) {
+	if (!(f->flags & INCNN_FLOW_F_ANCHORED))
+		incnn_flow_anchor(f, cfg, ntohl(th->seq), dscp);
+	else if (f->dscp != dscp)
 		f->flags |= INCNN_FLOW_F_TOGGLED;
-	}
 	flags = f->flags;
 	peer_codecs = f->peer_codecs;
 	spin_unlock(&f->lock);
@@ -191,24 +201,115 @@ static bool tx_quantise(const struct incnn_codec *c, enum incnn_simd simd,
 }
 
 /*
+ * The raw floats of a segment beyond its head (payload offsets,
+ * ascending), and where its quantised part ends: floats at or after
+ * qend are raw (the flow went raw for good there).
+ */
+struct tx_raw {
+	unsigned int n;
+	unsigned int qend;
+	unsigned int off[INCNN_RAW_MAX];
+};
+
+/*
  * Send a segment of a compressed flow unframed: its float part
- * quantised in place if the codec is lossy. Returns false if that failed
- * (the segment must not leave: TCP sends it again).
+ * quantised in place if the codec is lossy, except the floats that
+ * travel raw (@r). Returns false if that failed (the segment must not
+ * leave: TCP sends it again).
  */
 static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 			struct incnn_flow *f, struct sk_buff *skb, u8 *p,
 			unsigned int plen, unsigned int head,
-			enum incnn_simd simd)
+			enum incnn_simd simd, const struct tx_raw *r)
 {
 	struct incnn_scratch *s = incnn_scratch_get();
+	unsigned int i, start = head, stop;
 
 	if (!c->lossy || plen <= head)
 		return true;
-	if (!tx_quantise(c, simd, f->rule.param, p + head, plen - head, s)) {
-		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
-		return false;
+	for (i = 0; i <= r->n; i++) {
+		stop = min(i < r->n ? r->off[i] : r->qend, plen);
+		if (stop > start &&
+		    !tx_quantise(c, simd, f->rule.param, p + start,
+				 stop - start, s)) {
+			incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
+			return false;
+		}
+		start = max(start, stop + 4);
 	}
 	incnn_tcp4_fix_csum(skb);
+	return true;
+}
+
+/*
+ * An unframed segment must fit the path: one that align.c lengthened by
+ * up to 3 bytes for a frame (bounded by the peer's MSS, not the MTU)
+ * ends at the last float boundary that fits (TCP sends the rest again,
+ * with the FIN if this segment had one). Returns the new payload length,
+ * 0 if nothing fits.
+ */
+static unsigned int tx_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
+			   unsigned int plen)
+{
+	unsigned int mtu = dst_mtu(skb_dst(skb)), room;
+	s64 end;
+
+	if (skb->len <= mtu || skb_is_gso(skb) || mtu <= hlen + 4)
+		return plen;
+	room = mtu - hlen;
+	end = (pos + room) & ~3LL;
+	if (end <= pos)
+		return 0;
+	__skb_trim(skb, hlen + (end - pos));
+	/* the FIN follows the bytes left out: it comes with them later */
+	tcp_hdr(skb)->fin = 0;
+	incnn_ipv4_set_len(skb);
+	incnn_tcp4_fix_csum(skb);
+	return end - pos;
+}
+
+/*
+ * The cut and raw floats of a segment of a lossy flow at stream offset
+ * @pos, @plen bytes (f->lock held; @old_end: the highest end sent before
+ * it). A float cut by the segment's start must be raw; one cut by its
+ * end must be raw, or be sent now for the first time (it is recorded
+ * raw): otherwise the copies of that float would differ (align.c
+ * prevents this for every segment it saw). Fills @r. Returns false if
+ * the segment must be dropped.
+ */
+static bool tx_cuts(struct incnn_net *in, struct incnn_flow *f,
+		    struct sk_buff *skb, s64 pos, unsigned int plen,
+		    unsigned int head, s64 old_end, struct tx_raw *r)
+{
+	s64 end = pos + plen, fl, una = S64_MIN, a;
+	unsigned int i, j, o;
+
+	r->n = 0;
+	r->qend = plen;
+	if (pos > 0 && (pos & 3) && !incnn_float_raw(f, pos & ~3LL))
+		return false;
+	fl = end & ~3LL;
+	if (end > 0 && (end & 3) && fl >= pos && !incnn_float_raw(f, fl)) {
+		if (fl < old_end)
+			return false;
+		if (sk_fullsock(skb->sk))
+			una = incnn_flow_rel(f,
+					     READ_ONCE(tcp_sk(skb->sk)->snd_una));
+		incnn_float_raw_add(f, fl, una);
+		incnn_stat_inc(in, INCNN_STAT_TX_CUT_RAW);
+	}
+	a = pos + head;		/* on the grid, or the segment's end */
+	if (f->raw_from < end)
+		r->qend = f->raw_from > a ? f->raw_from - pos : head;
+	for (i = 0; i < f->raw_n; i++) {
+		if (f->raw[i] < a || f->raw[i] + 4 > end)
+			continue;
+		o = f->raw[i] - pos;
+		for (j = r->n; j > 0 && r->off[j - 1] > o; j--)
+			r->off[j] = r->off[j - 1];
+		r->off[j] = o;
+		r->n++;
+	}
 	return true;
 }
 
@@ -237,19 +338,18 @@ static void tx_put_frame(const struct incnn_config *cfg, struct sk_buff *skb,
  * Where a segment starts, relative to the anchor, as a 64-bit stream
  * offset: the 32-bit sequence number extended with the highest end sent
  * so far (a segment lies within a send window, < 2^31, of it), which the
- * segment then advances. Negative: it starts before the anchor.
+ * segment then advances (@old_end: the end before). Negative: it starts
+ * before the anchor. f->lock held.
  */
-static s64 tx_stream_pos(struct incnn_flow *f, u32 seq, unsigned int plen)
+static s64 tx_stream_pos(struct incnn_flow *f, u32 seq, unsigned int plen,
+			 s64 *old_end)
 {
 	s64 pos;
-	u32 rel;
 
-	spin_lock(&f->lock);
-	rel = seq - f->isn - 1 - f->anchor;
-	pos = f->tx_end + (s32)(rel - (u32)f->tx_end);
+	pos = incnn_flow_rel(f, seq);
+	*old_end = f->tx_end;
 	if (pos + plen > f->tx_end)
 		f->tx_end = pos + plen;
-	spin_unlock(&f->lock);
 	return pos;
 }
 
@@ -267,9 +367,11 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	struct incnn_scratch *s = incnn_scratch_get();
 	struct incnn_hist hist = { { 0 } };
 	unsigned int thoff, hlen, plen, head;
+	struct tx_raw r = { 0 };
 	struct tcphdr *th;
+	s64 pos, old_end;
+	bool cut_ok = true;
 	ssize_t n;
-	s64 pos;
 	u8 *p;
 
 	if (!c || skb_ensure_writable(skb, skb->len)) {
@@ -288,24 +390,30 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES, plen);
 
 	/* bytes before the anchor, then up to the float grid, go raw */
-	pos = tx_stream_pos(f, ntohl(th->seq), plen);
-	if (pos < 0) {
-		if (-pos >= plen) {
-			incnn_stat_inc(in, INCNN_STAT_TX_RAW_PRE_ANCHOR);
-			return true;
-		}
-		head = -pos;
-	} else {
-		head = -pos & 3;
+	spin_lock(&f->lock);
+	pos = tx_stream_pos(f, ntohl(th->seq), plen, &old_end);
+	head = min_t(s64, pos < 0 ? -pos : -pos & 3, plen);
+	r.qend = plen;
+	if (c->lossy && pos + plen > 0)
+		cut_ok = tx_cuts(in, f, skb, pos, plen, head, old_end, &r);
+	spin_unlock(&f->lock);
+	if (!cut_ok) {
+		/* never a mix of two copies of a float */
+		incnn_stat_inc(in, INCNN_STAT_TX_DROP_CUT);
+		return false;
 	}
-	if (head > plen)
-		head = plen;
+	if (pos < 0 && -pos >= plen) {
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_PRE_ANCHOR);
+		return true;
+	}
 
-	if (mode != TX_FRAME)	/* counted by tx_flow() */
-		return tx_unframed(in, c, f, skb, p, plen, head, simd);
+	if (mode != TX_FRAME || r.n || r.qend < plen) {
+		/* counted by tx_flow(), or some floats inside are raw */
+		goto unframed;
+	}
 	if (!incnn_tcpopt_frame_room(skb)) {
 		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
-		return tx_unframed(in, c, f, skb, p, plen, head, simd);
+		goto unframed;
 	}
 	n = incnn_frame_encode_simd(simd, c, f->rule.param, f->dscp << 2, p,
 				    plen, head, s->buf, sizeof(s->buf),
@@ -315,7 +423,7 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	if (n < 0) {
 		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
 				   INCNN_STAT_TX_ERRORS);
-		return tx_unframed(in, c, f, skb, p, plen, head, simd);
+		goto unframed;
 	}
 
 	tx_put_frame(cfg, skb, p, plen, s->buf, n);
@@ -328,6 +436,14 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 	f->bytes_wire += n;
 	spin_unlock(&f->lock);
 	return true;
+
+unframed:
+	if (c->lossy) {
+		plen = tx_fit(skb, pos, hlen, plen);
+		if (!plen)
+			return false;
+	}
+	return tx_unframed(in, c, f, skb, p, plen, head, simd, &r);
 }
 
 /* Our position in the hook list, to continue after us per segment. */

@@ -284,9 +284,8 @@ float_mix() {
 	n=$(stat -c %s "$1")
 	[ "$n" = "$(stat -c %s "$2")" ] && [ "$n" = "$(stat -c %s "$3")" ] || return 1
 	awk -v skip="$4" '
-		FNR == 1 { file++ }
 		{ f = int(($1 - 1 - skip) / 4) }
-		file == 1 { q[f] = 1; next }
+		FILENAME == ARGV[1] { q[f] = 1; next }
 		(f in q) { h[f] = 1 }
 		END { printf "%d %d\n", length(q), length(h) }' \
 		<(cmp -l "$3" "$1") <(cmp -l "$3" "$2")

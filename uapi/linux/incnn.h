@@ -253,6 +253,9 @@ enum incnn_stat {
 	INCNN_STAT_RX_DROP_NOT_OFFERED,	/* dropped: frame, rx not offered */
 	INCNN_STAT_RX_OUT_OF_WINDOW,	/* frame outside the window, emptied */
 	INCNN_STAT_FLOWS_RESET,		/* new handshake on a tracked tuple */
+	INCNN_STAT_TX_ALIGNED,		/* segments moved to the float grid */
+	INCNN_STAT_TX_CUT_RAW,		/* cut floats recorded raw */
+	INCNN_STAT_TX_DROP_CUT,		/* dropped: cut float not completable */
 	__INCNN_STAT_MAX
 };
 

@@ -44,6 +44,9 @@ static const char *const stat_names[__INCNN_STAT_MAX] = {
 	[INCNN_STAT_RX_DROP_NOT_OFFERED] = "rx_drop_not_offered",
 	[INCNN_STAT_RX_OUT_OF_WINDOW] = "rx_out_of_window",
 	[INCNN_STAT_FLOWS_RESET] = "flows_reset",
+	[INCNN_STAT_TX_ALIGNED] = "tx_aligned",
+	[INCNN_STAT_TX_CUT_RAW] = "tx_cut_raw",
+	[INCNN_STAT_TX_DROP_CUT] = "tx_drop_cut",
 };
 
 /* Counters a newer kernel may add are kept and shown as "stat_N". */

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cut floats: every segment of a lossy compressed flow leaves on the
+ * float grid, so that a float is never split over two packets (and so
+ * never travels whole in one copy and cut in another), except where the
+ * data written so far ends inside it: that float is recorded raw, and
+ * every copy of it travels raw. Runs at NF_INET_LOCAL_OUT before any
+ * other hook, inside tcp_transmit_skb() with the socket locked, and
+ * reads the bytes a segment needs from the socket's queues. See
+ * docs/design.md, "Cut floats".
+ */
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <net/ip.h>
+#include <net/dsfield.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "incnn.h"
+
+/*
+ * The 64-bit offset, relative to the anchor, of the stream byte at
+ * @seq: within a send window (< 2^31) of the highest end sent. f->lock
+ * held.
+ */
+s64 incnn_flow_rel(const struct incnn_flow *f, u32 seq)
+{
+	u32 rel = seq - f->isn - 1 - f->anchor;
+
+	return f->tx_end + (s32)(rel - (u32)f->tx_end);
+}
+
+/* Does the float at @fl travel raw in every copy? f->lock held. */
+bool incnn_float_raw(const struct incnn_flow *f, s64 fl)
+{
+	unsigned int i;
+
+	if (fl >= f->raw_from)
+		return true;
+	for (i = 0; i < f->raw_n; i++)
+		if (f->raw[i] == fl)
+			return true;
+	return false;
+}
+
+/*
+ * Record the float at @fl as raw, at the first transmission of any of
+ * its bytes (nothing after it was sent yet), forgetting the floats that
+ * lie wholly before @una (TCP never sends them again). If the list is
+ * full, the flow is raw from @fl on, for good; returns false then.
+ * f->lock held.
+ */
+bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una)
+{
+	unsigned int i, n = 0;
+
+	if (incnn_float_raw(f, fl))
+		return true;
+	for (i = 0; i < f->raw_n; i++)
+		if (f->raw[i] + 4 > una)
+			f->raw[n++] = f->raw[i];
+	f->raw_n = n;
+	if (n < INCNN_RAW_MAX) {
+		f->raw[f->raw_n++] = fl;
+		return true;
+	}
+	f->raw_from = fl;
+	return false;
+}
+
+/* The skb of the socket's queues that holds the stream byte at @seq. */
+static struct sk_buff *align_sk_skb(struct sock *sk, u32 seq)
+{
+	struct rb_node *p = sk->tcp_rtx_queue.rb_node;
+	struct sk_buff *skb;
+
+	while (p) {
+		skb = rb_to_skb(p);
+		if (before(seq, TCP_SKB_CB(skb)->seq))
+			p = p->rb_left;
+		else if (!before(seq, TCP_SKB_CB(skb)->seq + skb->len))
+			p = p->rb_right;
+		else
+			return skb;
+	}
+	skb_queue_walk(&sk->sk_write_queue, skb) {
+		if (before(seq, TCP_SKB_CB(skb)->seq))
+			break;
+		if (before(seq, TCP_SKB_CB(skb)->seq + skb->len))
+			return skb;
+	}
+	return NULL;
+}
+
+/* Copy @len stream bytes from @seq out of the socket's queues. */
+static bool align_sk_copy(struct sock *sk, u32 seq, u8 *to, unsigned int len)
+{
+	struct sk_buff *skb;
+	unsigned int off, n;
+
+	while (len) {
+		skb = align_sk_skb(sk, seq);
+		if (!skb)
+			return false;
+		off = seq - TCP_SKB_CB(skb)->seq;
+		n = min(len, skb->len - off);
+		if (skb_copy_bits(skb, off, to, n))
+			return false;
+		seq += n;
+		to += n;
+		len -= n;
+	}
+	return true;
+}
+
+/* A segment [s, e) of stream offsets and what it becomes: [S, E). */
+struct align_plan {
+	s64 s, e;
+	s64 una;	/* the socket's snd_una */
+	s64 dend;	/* the end of the data written so far */
+	s64 nxt;	/* the socket's snd_nxt */
+	u32 gso;	/* gso_size, 0 if not GSO */
+	u32 lim;	/* longest payload for a non-GSO segment */
+	bool fin;	/* the segment carries FIN */
+	s64 S, E;
+	bool ungso;	/* send the first GSO segment only, as one */
+};
+
+/*
+ * Put the segment on the float grid (f->lock held): start at its first
+ * float unless that float is raw; end before a cut last float whose
+ * bytes are all written (the next segment starts with it), or complete
+ * it if the segment would be empty, or record it raw if it is not
+ * written whole yet. Returns false if the first float cannot be
+ * completed: its first bytes are acknowledged and freed although it is
+ * not raw (the peer acknowledged a point inside a float, which incnn
+ * never sends).
+ */
+static bool align_plan(struct incnn_net *in, struct incnn_flow *f,
+		       struct align_plan *a)
+{
+	s64 fl;
+
+	a->S = a->s;
+	a->E = a->e;
+	if (a->s >= f->raw_from)	/* the flow is raw from here on */
+		return true;
+	if (a->s > 0 && (a->s & 3)) {
+		fl = a->s & ~3LL;
+		if (!incnn_float_raw(f, fl)) {
+			if (fl < a->una)
+				return false;
+			a->S = fl;
+		}
+	}
+	if (a->e > 0 && (a->e & 3)) {
+		fl = a->e & ~3LL;
+		if (incnn_float_raw(f, fl)) {
+			/* keep it: travels raw */
+		} else if (a->fin || (fl <= a->S &&
+				      (fl + 4 > a->dend || fl >= f->tx_end))) {
+			/*
+			 * the data ends inside it (FIN: the last data byte
+			 * stays where it is), or a segment inside one float
+			 * not written whole or never sent before: raw
+			 */
+			incnn_float_raw_add(f, fl, a->una);
+			incnn_stat_inc(in, INCNN_STAT_TX_CUT_RAW);
+		} else if (fl > a->S) {
+			/*
+			 * the next segment starts with it, or an RTO sends
+			 * it alone (then raw) if no more data comes
+			 */
+			a->E = fl;
+		} else if (fl + 4 <= a->nxt) {
+			a->E = fl + 4;	/* complete it: sent whole before */
+		}
+	}
+	if (a->fin) {
+		/* never move a FIN: no clamp below */
+	} else if (a->gso) {
+		/* GSO segments of whole floats: only from a float boundary */
+		if ((a->S & 3) || a->gso < 8) {
+			a->ungso = true;
+			a->E = min(a->E, (a->S + a->gso) & ~3LL);
+		}
+	} else if (a->E - a->S > a->lim) {
+		a->E = (a->S + a->lim) & ~3LL;
+	}
+	if (a->E <= a->s) {	/* no progress: leave it to the egress hook */
+		a->S = a->s;
+		a->E = a->e;
+		a->ungso = false;
+	}
+	return true;
+}
+
+/*
+ * Reshape the segment (payload @plen bytes after @hlen of headers, at
+ * sequence number @seq) to the plan: @back bytes prepended from the
+ * socket, payload @len bytes, GSO size made a multiple of 4.
+ */
+static int align_apply(struct sock *sk, struct sk_buff *skb,
+		       unsigned int hlen, u32 seq, unsigned int plen,
+		       const struct align_plan *a)
+{
+	unsigned int back = a->s - a->S, len = a->E - a->S;
+	struct skb_shared_info *sh;
+	u8 buf[4];
+	int x;
+
+	if (skb_unclone(skb, GFP_ATOMIC))
+		return -ENOMEM;
+	x = (int)(len - back) - (int)plen;
+	if (x < 0 && pskb_trim(skb, hlen + plen + x))
+		return -ENOMEM;
+	if (x > 0) {	/* a tiny segment: complete its float */
+		if (!align_sk_copy(sk, seq + plen, buf, x))
+			return -ENODATA;
+		if (skb_linearize(skb) ||
+		    (skb_tailroom(skb) < x &&
+		     pskb_expand_head(skb, 0, x, GFP_ATOMIC)))
+			return -ENOMEM;
+		skb_put_data(skb, buf, x);
+	}
+	if (back) {
+		if (!align_sk_copy(sk, seq - back, buf, back))
+			return -ENODATA;
+		if (skb_headroom(skb) < back &&
+		    pskb_expand_head(skb, back, 0, GFP_ATOMIC))
+			return -ENOMEM;
+		__skb_push(skb, back);
+		memmove(skb->data, skb->data + back, hlen);
+		memcpy(skb->data + hlen, buf, back);
+		skb_set_transport_header(skb, skb_transport_offset(skb) - back);
+		skb_reset_network_header(skb);
+		tcp_hdr(skb)->seq = htonl(seq - back);
+	}
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		skb->csum_start = skb_transport_header(skb) - skb->head;
+	if (skb_is_gso(skb)) {
+		sh = skb_shinfo(skb);
+		/* one segment is not GSO (tcp_gso_segment() refuses it) */
+		if (a->ungso || len <= (a->gso & ~3u)) {
+			sh->gso_size = 0;
+			sh->gso_segs = 0;
+			sh->gso_type = 0;
+		} else {
+			sh->gso_size = a->gso & ~3u;
+			sh->gso_segs = DIV_ROUND_UP(len, sh->gso_size);
+		}
+	}
+	incnn_ipv4_set_len(skb);
+	incnn_tcp4_fix_csum(skb);
+	return 0;
+}
+
+/*
+ * The flow of a marked data segment that must be aligned: compressed
+ * toward the peer with a lossy codec (anchored here if this is its first
+ * marked segment, as the egress hook would). NULL otherwise.
+ */
+static struct incnn_flow *align_flow(struct incnn_net *in,
+				     const struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	const struct incnn_config *cfg = rcu_dereference(in->cfg);
+	const u32 want = INCNN_FLOW_F_ANCHORED | INCNN_FLOW_F_PEER_RX;
+	const struct incnn_codec *c;
+	struct incnn_flow *f;
+	u8 dscp = ipv4_get_dsfield(iph) >> 2, fdscp, codec;
+	u32 flags;
+
+	if (!cfg->tx || !cfg->rules[dscp].codec)
+		return NULL;
+	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
+			      th->dest);
+	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN))
+		return NULL;
+	spin_lock(&f->lock);
+	if (!(f->flags & INCNN_FLOW_F_ANCHORED))
+		incnn_flow_anchor(f, cfg, ntohl(th->seq), dscp);
+	flags = f->flags;
+	fdscp = f->dscp;
+	codec = f->rule.codec;
+	spin_unlock(&f->lock);
+	if ((flags & (want | INCNN_FLOW_F_TOGGLED)) != want || fdscp != dscp)
+		return NULL;
+	c = incnn_codec_get(codec);
+	return c && c->lossy ? f : NULL;
+}
+
+static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
+{
+	struct sock *sk = skb->sk;
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct align_plan a = { 0 };
+	unsigned int hlen, plen;
+	struct incnn_flow *f;
+	const struct tcphdr *th;
+	u32 seq, end;
+	bool ok;
+
+	if (skb_network_offset(skb) || !incnn_ipv4_tcp_pull(skb))
+		return NF_ACCEPT;
+	th = tcp_hdr(skb);
+	hlen = skb_transport_offset(skb) + th->doff * 4;
+	if (th->syn || th->rst || skb->len <= hlen)
+		return NF_ACCEPT;
+	f = align_flow(in, skb);
+	if (!f)
+		return NF_ACCEPT;
+	seq = ntohl(th->seq);
+	plen = skb->len - hlen;
+	a.gso = skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : 0;
+	a.fin = th->fin;
+	/* a queued FIN takes a sequence number after the data */
+	end = READ_ONCE(tp->write_seq) -
+	      !!(READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN);
+	a.lim = max_t(u32, plen, tp->mss_cache) + 3;
+	if (tp->rx_opt.mss_clamp)
+		a.lim = min_t(u32, a.lim, tp->rx_opt.mss_clamp);
+
+	spin_lock(&f->lock);
+	a.s = incnn_flow_rel(f, seq);
+	a.e = a.s + plen;
+	a.una = incnn_flow_rel(f, tp->snd_una);
+	a.dend = incnn_flow_rel(f, end);
+	a.nxt = incnn_flow_rel(f, tp->snd_nxt);
+	ok = align_plan(in, f, &a);
+	spin_unlock(&f->lock);
+
+	if (!ok) {
+		incnn_stat_inc(in, INCNN_STAT_TX_DROP_CUT);
+		return NF_DROP;
+	}
+	if (a.S == a.s && a.E == a.e && !a.ungso &&
+	    (!(a.gso & 3) || a.E - a.S <= (a.gso & ~3u)))
+		return NF_ACCEPT;
+	if (align_apply(sk, skb, hlen, seq, plen, &a)) {
+		/* never a guess: TCP sends it again */
+		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
+		return NF_DROP;
+	}
+	incnn_stat_inc(in, INCNN_STAT_TX_ALIGNED);
+	return NF_ACCEPT;
+}
+
+/*
+ * NF_INET_LOCAL_OUT, NF_IP_PRI_FIRST: a local TCP socket's data segment,
+ * before any hook could queue it (NFQUEUE) and reinject it later without
+ * the socket lock. Every caller of tcp_transmit_skb() holds the socket
+ * lock (owned by the user, or bh_lock_sock() in timers, the TSQ tasklet
+ * and ACK processing), and ip_queue_xmit() -> ip_local_out() runs this
+ * hook synchronously: the socket's queues may be read here. BH off for
+ * the flow lock and the per-CPU counters.
+ */
+unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
+{
+	struct sock *sk = skb->sk;
+	unsigned int ret;
+
+	if (!sk || !sk_fullsock(sk) || sk->sk_type != SOCK_STREAM ||
+	    sk->sk_protocol != IPPROTO_TCP)
+		return NF_ACCEPT;
+	local_bh_disable();
+	ret = align_hook(incnn_pernet(state->net), skb);
+	local_bh_enable();
+	return ret;
+}
