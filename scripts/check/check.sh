@@ -166,7 +166,7 @@ step checkpatch "$src/scripts/check/kernel-lint.sh" checkpatch
 step sparse "$src/scripts/check/kernel-lint.sh" sparse
 
 note "datapath tests in the VM (QEMU/TCG, one boot)"
-"$src/selftests/net/vm-check.sh" >"$logs/vm-check.log" 2>&1
+VM_CHECK_TIMEOUT=${VM_CHECK_TIMEOUT:-2400} "$src/selftests/net/vm-check.sh" >"$logs/vm-check.log" 2>&1
 grep -E '^(not )?ok ' "$logs/vm-check.log" | sed 's/^/   /' | tail -n 60
 count_ktap "$logs/vm-check.log"
 
