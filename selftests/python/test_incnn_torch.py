@@ -168,7 +168,7 @@ def t_codecs() -> None:
             raise AssertionError(f"{bad!r} accepted")
 
 
-@test("State: bad codec -> ValueError; before the process group -> RuntimeError")
+@test("State: bad codec or divide -> ValueError; before the process group -> RuntimeError")
 def t_no_group() -> None:
     import incnn.torch as it
     try:
@@ -176,6 +176,11 @@ def t_no_group() -> None:
         raise AssertionError("bad codec accepted")
     except ValueError as e:
         assert "inceptionn:2^-K" in str(e), str(e)
+    try:
+        it.State(codec="none", divide="sideways")
+        raise AssertionError("bad divide accepted")
+    except ValueError as e:
+        assert "'before'" in str(e) and "'after'" in str(e), str(e)
     try:
         it.State(codec="none")
         raise AssertionError("State() without a process group")
