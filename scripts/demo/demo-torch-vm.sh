@@ -1,28 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Part of `make demo`, run inside the VM (scripts/demo-vm.sh): the timing
-# part of the PyTorch section through the real module. 2 hosts of the
-# lib_cluster.sh cluster (importing torch takes over a minute per rank
-# under TCG), links limited to INCNN_TORCH_VM_RATE (default 10mbit, tbf
-# both ways), incnn.ko's rule "tos 0x28 codec ebq bound 2^-10". One DDP
-# job, a rank per host (scripts/demo-torch.py vm): the HDC MLP for
-# INCNN_TORCH_VM_STEPS steps (default 6, the first 2 not timed) with the
-# default gloo allreduce, then with incnn.torch codec "auto" (marked
-# sockets, the module compresses). Each rank counts its eth0 tx bytes
-# over the timed steps. Rank 0's results: $VM_OUT/torch-vm.jsonl; the
-# hosts' incctl stats: $VM_OUT/torch-vm-stats.json.
+# Part of `make demo`, run inside the VM (scripts/demo/demo-vm.sh): the
+# timing part of the PyTorch section through the real module. The 4 hosts
+# of the lib_cluster.sh cluster, links limited to INCNN_TORCH_VM_RATE
+# (default 10mbit, tbf both ways), incnn.ko's rules "tos 0x28 codec ebq
+# bound 2^-10" and "tos 0x30 codec inceptionn bound 2^-10". One DDP job,
+# a rank per host, in one process per host (scripts/demo/demo-torch.py
+# vm: importing torch takes minutes under TCG, so it is imported once):
+# the HDC MLP for INCNN_TORCH_VM_STEPS steps (default 5, the first 2 not
+# timed; 8 digits per rank, INCNN_TORCH_VM_BATCH) under each configuration: DDP's default allreduce (gloo),
+# fp16_compress_hook, PowerSGD rank 1 and 4, incnn.torch with no codec
+# (unmarked), and codec "auto" on sockets marked 0x28 (ebq) and 0x30
+# (inceptionn), compressed by the module. Each rank counts its eth0 tx
+# bytes over the timed steps. Rank 0's results: $VM_OUT/torch-vm.jsonl
+# (progress is printed as it goes); the hosts' incctl stats:
+# $VM_OUT/torch-vm-stats.json.
 #
 # Why 10mbit: the default allreduce of the MLP's 4.6 MB of gradients
-# moves 4.6 MB per rank per step, 3.7 s at 10 Mbit/s, while a step's
-# compute under TCG takes about a second, and TCP over the VM's veth
-# runs far above 10 Mbit/s (demo-iperf.sh measures 20mbit links
-# without loss): the link is the bottleneck, not the emulated CPUs.
+# sends 2 (N-1)/N x 4.6 = 6.9 MB per host per step with 4 hosts, 5.5 s at
+# 10 Mbit/s, while a step's compute (4 ranks of 8 digits on the VM's 2
+# emulated CPUs) takes a few seconds, and TCP over the VM's veth runs far above
+# 10 Mbit/s (demo-iperf.sh measures 20mbit links without loss): the
+# links are the bottleneck, not the emulated CPUs (the table's comm %
+# and the compressed rows' times say how far).
 set -u
 repo=${VM_REPO:?run inside the VM (scripts/demo/demo.sh)}
 out=${VM_OUT:?}
 rate=${INCNN_TORCH_VM_RATE:-10mbit}
-steps=${INCNN_TORCH_VM_STEPS:-6}
+steps=${INCNN_TORCH_VM_STEPS:-5}
+hosts=${INCNN_TORCH_VM_HOSTS:-4}
 
 # shellcheck source=../../lab/netns.sh
 . "$repo/lab/netns.sh"
@@ -37,21 +44,30 @@ if [ ! -r /usr/lib/python3/dist-packages/torch/__init__.py ] ||
 	exit 1
 fi
 load_module || { say "cannot load incnn.ko"; exit 1; }
-cluster_setup 2 "$rate" || { say "cannot set up the cluster"; exit 1; }
+cluster_setup "$hosts" "$rate" || { say "cannot set up the cluster"; exit 1; }
 cluster_rule codec ebq bound 2^-10 || exit 1
 for ns in "${CL_NS[@]}"; do
+	incctl "$ns" rule add tos 0x30 codec inceptionn bound 2^-10 || exit 1
 	incctl "$ns" stats reset >/dev/null 2>&1
 done
 rm -f "$out/torch-vm.jsonl"
-say "PyTorch DDP through the module: 2 hosts, $rate links, HDC MLP, $steps steps, default then incnn (rule ebq 2^-10)"
+say "PyTorch DDP through the module: $hosts hosts, $rate links, HDC MLP, $steps steps per configuration: default, fp16, PowerSGD 1 and 4, incnn none, ebq 2^-10 (tos 0x28), inceptionn 2^-10 (tos 0x30); importing torch first takes minutes"
 start=$SECONDS
 rc=0
 cluster_job env PYTHONPATH="$BUILD/python" GLOO_SOCKET_IFNAME=eth0 \
 	INCNN_TORCH_VM_RATE="$rate" \
 	"$PYTHON" "$repo/scripts/demo/demo-torch.py" vm "$out" \
-	"$BUILD/mnist/mnist.bin" "$steps" || rc=1
-cat "$TMP/rank0.out"
+	"$BUILD/mnist/mnist.bin" "$steps" &
+job=$!
+# rank 0's progress lines as they come
+tail -n +1 -F --pid="$job" "$TMP/rank0.out" 2>/dev/null | sed 's/^/  /' &
+tailer=$!
+wait "$job" || rc=1
+wait "$tailer"
 cluster_stats | grep . >"$out/torch-vm-stats.json"
 cluster_norule
+for ns in "${CL_NS[@]}"; do
+	incctl "$ns" rule del tos 0x30 >/dev/null 2>&1
+done
 say "PyTorch DDP through the module: $((SECONDS - start)) s, exit $rc"
 exit $rc

@@ -7,9 +7,11 @@
     python3 scripts/demo/demo-torch.py report OUTDIR
 
 train: every rank trains each model (a torchvision-style CNN, the paper's
-HDC MLP 784-500-500-500-500-10) for STEPS steps (default 150, batch 32
+HDC MLP 784-500-500-500-500-10; INCNN_TORCH_MODELS: a comma list of
+MODELS, default all) for STEPS steps (default 150, batch 32
 per rank, SGD lr 0.05 momentum 0.9, same seed) under each configuration
-(CONFIGS below). Rank 0 appends one JSON object per run to
+(CONFIGS below; INCNN_TORCH_CONFIGS: a comma list of names from CONFIGS
+and EXTRA_CONFIGS). Rank 0 appends one JSON object per run to
 OUTDIR/torch.jsonl and prints a progress line with an ETA. DATA is
 incnn-train's MNIST file (scripts/demo/mnist-fetch.sh); when it is missing the
 runs use a synthetic set and say so in every row ("data").
@@ -31,8 +33,10 @@ include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
   codec_ratio     incnn codecs: out_bytes / in_bytes of `incnn-codec
                   encode --chunk 1448` (one 1500-MTU TCP segment per
                   chunk, as the module encodes per segment) over the
-                  bucket contents (gradient / N) of rank 0 on SAMPLES
-                  timed steps; the ring's partial sums are not sampled
+                  bucket contents of rank 0 on SAMPLES timed steps, as
+                  they go on the wire first (the gradient; divided by
+                  N for the "-before" configurations); the ring's partial
+                  sums are not sampled
   test_accuracy   rank 0's model on the 2,000 test digits after STEPS
 
 vm: the VM part (scripts/demo/demo-torch-vm.sh, one rank per host of the
@@ -70,6 +74,12 @@ CONFIGS: List[Tuple[str, str, Any]] = [
     ("incnn-ebq-10", "incnn", "ebq:2^-10"),
     ("incnn-inceptionn-10", "incnn", "inceptionn:2^-10"),
 ]
+# not in the demo: the hook dividing by N before the sum with a lossy
+# codec (State(divide="before"), what it did before the rule; README)
+EXTRA_CONFIGS: List[Tuple[str, str, Any]] = [
+    ("incnn-ebq-10-before", "incnn-before", "ebq:2^-10"),
+    ("incnn-inceptionn-10-before", "incnn-before", "inceptionn:2^-10"),
+]
 LABELS = {
     "default": "DDP default (gloo allreduce)",
     "fp16": "fp16_compress_hook",
@@ -79,8 +89,24 @@ LABELS = {
     "incnn-ebq-10": "incnn ebq 2^-10",
     "incnn-inceptionn-10": "incnn inceptionn 2^-10",
     "incnn-auto": "incnn, codec auto (the module's rule)",
+    "incnn-ebq-10-before": "incnn ebq 2^-10, divided before the sum",
+    "incnn-inceptionn-10-before":
+        "incnn inceptionn 2^-10, divided before the sum",
 }
 MODELS = ["cnn", "hdc-mlp"]
+
+
+def selected(names: str, known: List[Any], what: str) -> List[Any]:
+    """The entries of @known named in the comma list @names (all if
+    empty), in @names' order."""
+    if not names:
+        return list(known)
+    by = {(k[0] if isinstance(k, tuple) else k): k for k in known}
+    bad = [n for n in names.split(",") if n not in by]
+    if bad:
+        raise SystemExit(f"demo-torch: unknown {what} {', '.join(bad)}; "
+                         f"known: {', '.join(by)}")
+    return [by[n] for n in names.split(",")]
 
 
 # --- data ---------------------------------------------------------------
@@ -164,6 +190,8 @@ def count_all_reduce() -> None:
 
 def timed(hook: Callable, world: int, sample: bool,
           serial: bool = False) -> Callable:
+    """@hook, timed; with @sample, rank 0 keeps copies of what goes on
+    the wire first: the bucket divided by @world (1: as it is)."""
     def wrapper(state, bucket):     # type: ignore[no-untyped-def]
         # (no annotations: DDP insists on its own ones when present)
         t0 = time.perf_counter()
@@ -182,7 +210,7 @@ def timed(hook: Callable, world: int, sample: bool,
     return wrapper
 
 
-def make_hook(kind: str, arg: Any, steps: int, port: int,
+def make_hook(kind: str, arg: Any, warmup: int, port: int,
               world: int) -> Tuple[Any, Callable, Any]:
     from torch.distributed.algorithms.ddp_comm_hooks import (
         default_hooks as dh, powerSGD_hook as ps)
@@ -193,7 +221,7 @@ def make_hook(kind: str, arg: Any, steps: int, port: int,
     if kind == "powersgd":
         st = ps.PowerSGDState(process_group=None,
                               matrix_approximation_rank=arg,
-                              start_powerSGD_iter=min(10, WARMUP),
+                              start_powerSGD_iter=min(10, warmup),
                               random_seed=0)
         # one bucket after the other: PowerSGD chains allreduces in its
         # futures' callbacks, and with several buckets in flight they
@@ -201,11 +229,13 @@ def make_hook(kind: str, arg: Any, steps: int, port: int,
         # aborts: "op.preamble.length <= op.nbytes")
         return st, timed(ps.powerSGD_hook, world, False, True), None
     import incnn.torch as it
-    if arg == "auto":       # the module's rule, marked sockets
-        st = it.State(codec="auto", port=port, timeout=300)
+    if kind == "incnn-auto":    # the module's rule for ToS arg, marked
+        st = it.State(codec="auto", port=port, timeout=300, tos=arg)
         return st, timed(it.allreduce_hook, world, False), st
-    st = it.State(codec=arg, port=port, timeout=120, tos=0)
-    return st, timed(it.allreduce_hook, world, arg != "none"), st
+    st = it.State(codec=arg, port=port, timeout=120, tos=0,
+                  divide="before" if kind == "incnn-before" else "auto")
+    return st, timed(it.allreduce_hook, 1 if st.divide_after else world,
+                     arg != "none"), st
 
 
 def codec_ratio(tool: str, codec: str, samples: List[Any]) -> float:
@@ -240,7 +270,8 @@ def tx_bytes(dev: str = "eth0") -> int:
 def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         steps: int, port: int, tool: str,
         tx: Optional[Callable[[], int]] = None,
-        warmup: int = WARMUP) -> Optional[Dict[str, Any]]:
+        warmup: int = WARMUP, batch: int = BATCH, evaluate: bool = True
+        ) -> Optional[Dict[str, Any]]:
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
@@ -249,12 +280,12 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
     xtr, ytr, xte, yte, source = data
     name, kind, arg = cfg
     ddp = DDP(make_model(model_name))
-    state, hook, inc = make_hook(kind, arg, steps, port, world)
+    state, hook, inc = make_hook(kind, arg, warmup, port, world)
     ddp.register_comm_hook(state, hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     g = torch.Generator().manual_seed(3)
     perm = torch.randperm(xtr.shape[0], generator=g)
-    per_step = BATCH * world
+    per_step = batch * world
     every = max(1, (steps - warmup) // SAMPLES)
     METER.samples = []
     iter_s, busy, payload, fp32b = 0.0, 0.0, 0, 0
@@ -263,7 +294,7 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         if step == warmup and tx is not None:
             tx0 = tx()
         off = (step * per_step) % (xtr.shape[0] - per_step + 1)
-        idx = perm[off + rank * BATCH: off + (rank + 1) * BATCH]
+        idx = perm[off + rank * batch: off + (rank + 1) * batch]
         METER.reset()
         METER.sample_now = rank == 0 and step >= warmup and \
             (step - warmup) % every == 0 and len(METER.samples) < 64
@@ -279,28 +310,35 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
             payload += METER.payload
             fp32b += METER.fp32_bucket_bytes
     tx1 = tx() if tx is not None else 0
+    if tx is not None:      # every rank's counter: the mean over the ranks
+        d = torch.tensor([float(tx1 - tx0)], dtype=torch.float64)
+        dist.all_reduce(d)
+        tx_mean = d.item() / world
     if inc is not None:
         wire_codec = inc.wire_codec
         inc.close()
     if rank != 0:
         return None
-    with torch.no_grad():
-        model = ddp.module.eval()
-        acc = float((model(xte).argmax(1) == yte).float().mean())
+    acc = None
+    if evaluate:    # (the VM skips it: minutes of emulated CPU)
+        with torch.no_grad():
+            model = ddp.module.eval()
+            acc = float((model(xte).argmax(1) == yte).float().mean())
     timed_steps = steps - warmup
-    ratio = codec_ratio(tool, arg, METER.samples) if kind == "incnn" else None
-    if kind == "incnn":
+    incnn = kind in ("incnn", "incnn-before")   # emulated: ratio measured
+    ratio = codec_ratio(tool, arg, METER.samples) if incnn else None
+    if incnn:
         payload = fp32b * ratio
     params = sum(p.numel() for p in ddp.parameters())
     extra: Dict[str, Any] = {}
     if tx is not None:
-        extra = {"eth0_tx_bytes_per_iter": round((tx1 - tx0) / timed_steps)}
+        extra = {"eth0_tx_bytes_per_iter": round(tx_mean / timed_steps)}
     if inc is not None:
         extra["wire_codec"] = wire_codec
     return {**extra,
         "config": name, "label": LABELS[name], "model": model_name,
         "data": source, "ranks": world, "steps": steps,
-        "timed_steps": timed_steps, "batch_per_rank": BATCH,
+        "timed_steps": timed_steps, "batch_per_rank": batch,
         "params": params,
         "iter_ms": round(iter_s / timed_steps * 1e3, 3),
         "comm_share": round(busy / iter_s, 4),
@@ -309,7 +347,7 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         "wire_bytes_per_iter":
             round(payload / timed_steps * 2 * (world - 1) / world),
         "codec_ratio": None if ratio is None else round(ratio, 5),
-        "test_accuracy": round(acc, 4),
+        "test_accuracy": None if acc is None else round(acc, 4),
         "final_loss": round(float(loss), 4),
     }
 
@@ -323,7 +361,12 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
     data = load_mnist(data_path)
     base = int(os.environ["MASTER_PORT"]) + 1
     out = os.path.join(outdir, "torch.jsonl")
-    runs = [(m, c) for m in MODELS for c in CONFIGS]
+    models = selected(os.environ.get("INCNN_TORCH_MODELS", ""), MODELS,
+                      "model")
+    configs = selected(os.environ.get("INCNN_TORCH_CONFIGS", ""),
+                       CONFIGS + EXTRA_CONFIGS, "configuration") \
+        if os.environ.get("INCNN_TORCH_CONFIGS") else CONFIGS
+    runs = [(m, c) for m in models for c in configs]
     t_start = time.monotonic()
     for i, (m, c) in enumerate(runs):
         res = run(m, c, data, steps, base + i, tool)
@@ -343,65 +386,121 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
     dist.destroy_process_group()
 
 
+# The VM part: the HDC MLP under every configuration, through the module.
+# incnn's lossy configurations are codec "auto" on marked sockets: the
+# module's rule for tos 0x28 (ebq 2^-10) or tos 0x30 (inceptionn 2^-10),
+# set by scripts/demo/demo-torch-vm.sh; "none" is unmarked (tos 0).
+VM_CONFIGS: List[Tuple[str, str, Any]] = [
+    ("default", "default", None),
+    ("fp16", "fp16", None),
+    ("powersgd-1", "powersgd", 1),
+    ("powersgd-4", "powersgd", 4),
+    ("incnn-none", "incnn", "none"),
+    ("incnn-ebq-10", "incnn-auto", 0x28),
+    ("incnn-inceptionn-10", "incnn-auto", 0x30),
+]
+VM_WARMUP = 2
+VM_BATCH = 8        # per rank: 4 ranks share the VM's 2 emulated CPUs
+
+
 def vm(outdir: str, data_path: str, steps: int) -> None:
-    """Inside the VM cluster (scripts/demo/demo-torch-vm.sh): the HDC MLP under
-    the default allreduce, then incnn.torch with codec "auto" (marked
-    sockets: the module's rule compresses); every rank counts its eth0
-    tx bytes over the timed steps."""
+    """Inside the VM cluster (scripts/demo/demo-torch-vm.sh), one rank per
+    host: the HDC MLP under each of VM_CONFIGS in this one process (torch
+    is imported once: that takes minutes under TCG), a fresh DDP model and
+    hook per configuration, STEPS steps of VM_BATCH digits per rank
+    (INCNN_TORCH_VM_BATCH; the gradient's size does not depend on it, the
+    emulated compute does) of which the first VM_WARMUP are
+    not timed (DDP's bucket rebuild; PowerSGD's start_powerSGD_iter is
+    VM_WARMUP here, the least it allows, so that the timed steps are
+    compressed); every rank counts its eth0 tx bytes over the timed
+    steps (the mean over the ranks is reported)."""
+    t_import = time.monotonic()
     import torch
     import torch.distributed as dist
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    if rank == 0:
+        print(f"demo-torch-vm: torch imported, process group of "
+              f"{dist.get_world_size()} up ({time.monotonic() - t_import:.0f} s)",
+              flush=True)
     count_all_reduce()
     data = load_mnist(data_path)
     base = int(os.environ["MASTER_PORT"]) + 1
-    cfgs = [("default", "default", None), ("incnn-auto", "incnn", "auto")]
+    names = os.environ.get("INCNN_TORCH_VM_CONFIGS", "")
+    cfgs = selected(names, VM_CONFIGS, "configuration")
     for i, c in enumerate(cfgs):
         t0 = time.monotonic()
-        res = run("hdc-mlp", c, data, steps, base + i, "", tx_bytes, 2)
+        res = run("hdc-mlp", c, data, steps, base + i, "", tx_bytes,
+                  VM_WARMUP, int(os.environ.get("INCNN_TORCH_VM_BATCH",
+                                                VM_BATCH)), evaluate=False)
         dist.barrier()
-        if res is not None:
-            res["label"] = c[0]
-            res["link_rate"] = os.environ.get("INCNN_TORCH_VM_RATE", "")
-            with open(os.path.join(outdir, "torch-vm.jsonl"), "a") as f:
-                f.write(json.dumps(res) + "\n")
-            print(f"demo-torch-vm: {c[0]}: {res['iter_ms']:.0f} ms/iter, "
-                  f"eth0 {res['eth0_tx_bytes_per_iter'] / 1e6:.3f} MB/iter "
-                  f"({time.monotonic() - t0:.0f} s)", flush=True)
+        if res is None:
+            continue
+        res["link_rate"] = os.environ.get("INCNN_TORCH_VM_RATE", "")
+        res["start_powerSGD_iter"] = VM_WARMUP if c[1] == "powersgd" else None
+        with open(os.path.join(outdir, "torch-vm.jsonl"), "a") as f:
+            f.write(json.dumps(res) + "\n")
+        print(f"demo-torch-vm: [{i + 1}/{len(cfgs)}] {LABELS[c[0]]}"
+              f"{' (' + res['wire_codec'] + ')' if 'wire_codec' in res else ''}: "
+              f"{res['iter_ms']:.0f} ms/iter, eth0 "
+              f"{res['eth0_tx_bytes_per_iter'] / 1e6:.3f} MB/iter, comm "
+              f"{res['comm_share'] * 100:.0f} % "
+              f"({time.monotonic() - t0:.0f} s)", flush=True)
     dist.destroy_process_group()
 
 
 # --- report -------------------------------------------------------------
-def vm_table(vmdir: str) -> Tuple[List[Dict[str, Any]], List[str]]:
-    """The VM part's rows (torch-vm.jsonl) and their Markdown table."""
+def vm_table(vmdir: str, host: List[Dict[str, Any]]
+             ) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """The VM part's rows (torch-vm.jsonl) and their Markdown table; the
+    accuracy is the host run's of the same model and configuration (the
+    VM's few steps say nothing about it; the host's incnn codecs are the
+    userspace emulation, bit-identical to the module)."""
     path = os.path.join(vmdir, "torch-vm.jsonl")
     if not os.path.exists(path):
         return [], []
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
+    acc = {(r["model"], r["config"]): r["test_accuracy"] for r in host}
     for r in rows:
         # the VM's wire bytes are the interface counter, not the model
         r["where"] = "vm"
         r["ring_model_bytes_per_iter"] = r["wire_bytes_per_iter"]
         r["wire_bytes_per_iter"] = r["eth0_tx_bytes_per_iter"]
         r["codec_ratio"] = None     # the module's, see the hosts' stats
+        r["test_accuracy"] = acc.get((r["model"], r["config"]))
+        r["test_accuracy_from"] = "host run" if r["test_accuracy"] \
+            is not None else None
     if not rows:
         return rows, []
     r0 = rows[0]
+    ref = next((r["wire_bytes_per_iter"] for r in rows
+                if r["config"] == "default"), 0)
     lines = [
-        "", "Through the real module (VM, QEMU/TCG, scripts/demo/demo-torch-vm.sh): "
+        "", "Through the real module (VM, QEMU/TCG, "
+        "scripts/demo/demo-torch-vm.sh): "
         f"{r0['ranks']} hosts of the VM cluster, a rank each, links limited "
-        f"to {r0.get('link_rate') or '10mbit'} with tbf, rule `tos 0x28 codec ebq bound 2^-10`; the HDC MLP, "
-        f"{r0['timed_steps']} timed steps; wire bytes are rank 0's eth0 tx "
-        "counter per iteration (headers included):", "",
-        "| configuration | ms/iter | eth0 MB/iter | hook payload MB/iter "
-        "| comm % |", "|---|---:|---:|---:|---:|"]
+        f"to {r0.get('link_rate') or '10mbit'} with tbf, rules "
+        "`tos 0x28 codec ebq bound 2^-10` and `tos 0x30 codec inceptionn "
+        "bound 2^-10` (incnn.torch codec \"auto\" on sockets marked 0x28 "
+        "or 0x30; \"no codec\" is unmarked); the HDC MLP, "
+        f"{r0['timed_steps']} timed steps after {r0['steps'] - r0['timed_steps']} "
+        "(PowerSGD's start_powerSGD_iter is "
+        f"{r0['steps'] - r0['timed_steps']} here); wire bytes are the eth0 tx "
+        "counter per iteration (mean over the hosts, headers included); "
+        "accuracy is the host run's of the same configuration:", "",
+        "| configuration | ms/iter | eth0 MB/iter | vs default | comm % "
+        "| test accuracy (host) |", "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
+        a = r["test_accuracy"]
+        codec = f" ({r['wire_codec']})" if r.get("wire_codec") else ""
         lines.append(
-            f"| {r['config']} ({r.get('wire_codec', 'gloo')}) | "
-            f"{r['iter_ms']:.0f} | {r['eth0_tx_bytes_per_iter'] / 1e6:.3f} "
-            f"| {r['payload_bytes_per_iter'] / 1e6:.3f} | "
-            f"{r['comm_share'] * 100:.0f} |")
+            f"| {r['label']}{codec} | {r['iter_ms']:.0f} | "
+            f"{r['eth0_tx_bytes_per_iter'] / 1e6:.3f} | "
+            f"{ref / max(1, r['wire_bytes_per_iter']):.1f}x | "
+            f"{r['comm_share'] * 100:.0f} | "
+            f"{'-' if a is None else f'{a * 100:.2f} %'} |")
     return rows, lines
 
 
@@ -411,7 +510,7 @@ def report(outdir: str, vmdir: Optional[str] = None) -> None:
         rows = [json.loads(line) for line in f if line.strip()]
     for r in rows:
         r["where"] = "host"
-    vrows, vlines = vm_table(vmdir) if vmdir else ([], [])
+    vrows, vlines = vm_table(vmdir, rows) if vmdir else ([], [])
     with open(os.path.join(outdir, "torch.json"), "w") as f:
         json.dump(rows + vrows, f, indent=1)
         f.write("\n")

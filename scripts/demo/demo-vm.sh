@@ -5,7 +5,8 @@
 #   1. demo-iperf.sh       iperf3 over one rate-limited link, each codec
 #   2. demo-cluster.sh     4-host allreduce: WA, WA+C, INC, INC+C
 #   3. demo-vm-train.sh    a short training run through the module
-#   4. demo-torch-vm.sh    PyTorch DDP through the module, 2 hosts
+#   4. demo-torch-vm.sh    PyTorch DDP through the module: 4 hosts, 7
+#                          configurations (DDP default, fp16, PowerSGD 1/4, incnn)
 # Results go to $VM_OUT. Every part runs even if an earlier one failed;
 # the exit status says whether all of them succeeded.
 set -u

@@ -7,9 +7,11 @@
 #      every configuration (userspace codec emulation; demo-train.sh)
 #   1b. host: PyTorch DDP with PyTorch's own hooks (default, fp16,
 #      PowerSGD) and incnn.torch's, 2 models (demo-torch.sh)
-#   2. VM (QEMU/TCG, Debian's kernel, incnn.ko loaded): iperf3 per codec,
-#      the 4-host communication experiment (WA, WA+C, INC, INC+C) and a
-#      short training run through the module (demo-vm.sh)
+#   2. VM (QEMU/TCG, Debian's kernel, incnn.ko loaded, 4 GiB: four
+#      PyTorch processes): iperf3 per codec, the 4-host communication
+#      experiment (WA, WA+C, INC, INC+C), a short training run through the
+#      module and PyTorch DDP on the 4 hosts, every configuration
+#      (demo-vm.sh)
 #   3. the report: $build/demo/results.md with tables and PNG plots (the
 #      VM's raw results in $build/demo/vm/); the
 #      VM run's losses must equal the host run's bit for bit
@@ -50,9 +52,9 @@ torchrc=0
 "$src/scripts/demo/demo-torch.sh" "$build" "$res" || torchrc=$?
 t_torch=$(( $(date +%s) - start - t_train ))
 
-say "[5/6] booting the VM (QEMU/TCG, Debian $("$src/scripts/check/kabi.sh")): iperf3, cluster, training through the module"
+say "[5/6] booting the VM (QEMU/TCG, Debian $("$src/scripts/check/kabi.sh")): iperf3, cluster, training and PyTorch DDP through the module"
 vmrc=0
-"$src/lab/vm.sh" --out "$vmout" --timeout 3000 \
+"$src/lab/vm.sh" --out "$vmout" --mem 4G --timeout 3000 \
 	-- "$src/scripts/demo/demo-vm.sh" || vmrc=$?
 t_vm=$(( $(date +%s) - start - t_train - t_torch ))
 
@@ -77,7 +79,7 @@ same=$("$src/scripts/demo/train-compare.sh" "$res/train-inceptionn-10.log" \
 		"with incctl, \`incnn-train --codec auto\`) against the host run:" \
 		"\`$same\`."
 	echo
-	echo "## PyTorch: DDP hooks side by side (host, 4 ranks)"
+	echo "## PyTorch: DDP hooks side by side (host, 4 ranks; VM, 4 hosts)"
 	echo
 	if [ "$torchrc" = 0 ]; then
 		python3 "$src/scripts/demo/demo-torch.py" report "$res" "$vmout"

@@ -54,6 +54,7 @@ struct sweep {
 	int nsizes;
 	uint64_t seed;
 	double scale;
+	float div;	/* incnn_allreduce_div() by this (0: incnn_allreduce) */
 	float *out[MAX_RANKS][MAX_SIZES];
 	unsigned int codec[MAX_RANKS], param[MAX_RANKS];
 };
@@ -72,6 +73,7 @@ static void sweep_fn(struct rank_ctx *x)
 		x->t0 = now_s();
 		x->ret = s->calls[i] == CALL_PS ?
 			 incnn_allreduce_ps(x->comm, b, n) :
+			 s->div ? incnn_allreduce_div(x->comm, b, n, s->div) :
 			 incnn_allreduce(x->comm, b, n);
 		x->t1 = now_s();
 		if (x->ret) {
@@ -113,18 +115,20 @@ static void sweep_check(struct __test_metadata *_metadata, struct job *j,
 	for (i = 0; i < s->nsizes; i++) {
 		size_t n = s->sizes[i];
 		float *in[MAX_RANKS], *want = malloc(4 * n + 4);
+		size_t k;
 
 		for (r = 0; r < N; r++) {
 			in[r] = malloc(4 * n + 4);
 			gen_input(in[r], n, s->seed + i, r, s->scale);
+			/* incnn_allreduce_div(): as if divided first */
+			for (k = 0; s->div && k < n; k++)
+				in[r][k] = in[r][k] / s->div;
 		}
 		if (s->calls[i] == CALL_PS)
 			sim_ps(in, N, n, codec, param, want);
 		else
 			sim_ring(in, N, n, codec, param, want);
 		for (r = 0; r < N; r++) {
-			size_t k;
-
 			for (k = 0; k < n; k++)
 				if (memcmp(&want[k], &s->out[r][i][k], 4))
 					break;
@@ -196,6 +200,86 @@ TEST(ring_exact_large)
 	ASSERT_EQ(0, job_run(&j, x));
 	sweep_check(_metadata, &j, x, &s, 0, 0, -1);
 	sweep_free(&s);
+}
+
+/*
+ * incnn_allreduce_div() by the world size: bit for bit the ring's sum of
+ * the inputs divided first (x / N in fp32, as torch's div_()), N = 1..8,
+ * odd sizes, n < N, chunks of 1 float to the default.
+ */
+TEST(ring_div_1_to_8)
+{
+	struct baseline b0 = baseline();
+	struct rank_ctx x[MAX_RANKS];
+	struct job j;
+	int N;
+
+	for (N = 1; N <= 8; N++) {
+		struct sweep s = { .seed = 300 + N, .scale = 1e-3,
+				   .div = (float)N };
+
+		job_init(&j, N);
+		j.cfg.chunk_bytes = N % 4 == 1 ? 4 : N % 4 == 2 ? 100 :
+				    N % 4 == 3 ? 4096 : 0;
+		j.fn = sweep_fn;
+		j.arg = &s;
+		sweep_sizes(&s, N, CALL_RING);
+		ASSERT_EQ(0, job_run(&j, x));
+		sweep_check(_metadata, &j, x, &s, 0, 0, -1);
+		sweep_free(&s);
+	}
+	ASSERT_CLEAN(b0);
+}
+
+/* with codec emulation (quantise after dividing) and a divisor that is
+ * not the world size */
+TEST(ring_div_emulation)
+{
+	const struct incnn_codec *ebq = incnn_codec_find("ebq");
+	struct rank_ctx x[MAX_RANKS];
+	int N;
+
+	ASSERT_NE(NULL, ebq);
+	for (N = 2; N <= 8; N += 3) {
+		struct sweep s = { .seed = 400 + N, .scale = 0.05,
+				   .div = N == 5 ? 3.0f : (float)N,
+				   .nsizes = 3, .sizes = { 7, 1001, 100003 } };
+		struct job j;
+
+		job_init(&j, N);
+		j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
+		j.cfg.codec_id = ebq->id;
+		j.cfg.codec_param = 10;
+		j.cfg.chunk_bytes = 8192;
+		j.fn = sweep_fn;
+		j.arg = &s;
+		ASSERT_EQ(0, job_run(&j, x));
+		sweep_check(_metadata, &j, x, &s, ebq->id, 10, -1);
+		sweep_free(&s);
+	}
+}
+
+static void div_bad_fn(struct rank_ctx *x)
+{
+	float b[4] = { 1, 2, 3, 4 };
+
+	x->ret = incnn_allreduce_div(x->comm, b, 4, x->rank ? 2.0f : 0.0f);
+}
+
+/* a divisor of 0 is EINVAL on the rank that passes it, and fails the job */
+TEST(ring_div_bad_divisor)
+{
+	struct rank_ctx x[MAX_RANKS];
+	struct job j;
+
+	job_init(&j, 2);
+	j.cfg.timeout_ms = 5000;
+	j.fn = div_bad_fn;
+	ASSERT_EQ(0, job_run(&j, x));
+	EXPECT_EQ(-EINVAL, x[0].ret);
+	EXPECT_NE(0, x[1].ret);
+	EXPECT_NE(NULL, strstr(x[0].err, "invalid divisor 0"))
+		TH_LOG("rank 0: %s", x[0].err);
 }
 
 static void emulation_case(struct __test_metadata *_metadata, int N,

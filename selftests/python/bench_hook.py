@@ -14,13 +14,18 @@ the timed iterations of the slowest rank's mean.
           (queue, worker thread: divide, ctypes call; future), RANKS
           processes started by incnn.launch with a gloo process group
   ctypes: the worker-free path, incnn_allreduce through ctypes directly
+  div_ctypes:  torch's div_(N), then incnn_allreduce through ctypes
+  divc_ctypes: incnn_allreduce_div(N) through ctypes (the division fused
+          into the ring's passes)
+  hook_unfused: the hook as it was before incnn_allreduce_div (the
+          worker thread calls div_(N), then incnn_allreduce)
 Rounds alternate C and Python runs. Two overhead figures: the hook
 against the C tool (separate processes, so load drift counts), and the
 hook against the same incnn_allreduce call made through ctypes without
 the hook, interleaved iteration by iteration in the same processes (the
 cleaner one on a loaded machine). The hook's own work is the division
-by the world size (one pass over the bucket, as PyTorch's default hook),
-the queue, the thread hand-off and the future.
+by the world size (as PyTorch's default hook; fused into the ring by
+incnn_allreduce_div), the queue, the thread hand-off and the future.
 """
 
 import argparse
@@ -58,17 +63,22 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
     src = torch.randn(n, generator=torch.Generator().manual_seed(
         dist.get_rank())) * 1e-3
     buf = torch.empty_like(src)
-    kinds = ("hook", "ctypes", "div_ctypes")
+    kinds = ("hook", "ctypes", "div_ctypes", "divc_ctypes", "hook_unfused")
+    have_div = it._lib.HAVE_DIV
     times = torch.zeros(len(kinds), iters, dtype=torch.float64)
     cpu = torch.zeros(len(kinds), iters, dtype=torch.float64)
     for i in range(warmup + iters):
         # interleaved, alternating the order: the machine's load drifts
-        for k in (0, 1, 2) if i % 2 else (2, 1, 0):
+        order = list(range(len(kinds)))
+        for k in order if i % 2 else order[::-1]:
             buf.copy_(src)
             state.barrier()
+            it._lib.HAVE_DIV = have_div and kinds[k] != "hook_unfused"
             t0, c0 = time.perf_counter(), time.process_time()
-            if kinds[k] == "hook":
+            if kinds[k].startswith("hook"):
                 it.allreduce_hook(state, Bucket(buf)).wait()
+            elif kinds[k] == "divc_ctypes":
+                state._comm.allreduce_div(buf.data_ptr(), n, float(world))
             else:
                 if kinds[k] == "div_ctypes":
                     buf.div_(world)
@@ -147,7 +157,8 @@ def main() -> None:
         py.append(run_py(a))
         if not a.json:
             print(f"# round {r + 1}: C {c[-1] / 1e3:.2f} ms, hook "
-                  f"{py[-1]['hook'] / 1e3:.2f} ms, ctypes "
+                  f"{py[-1]['hook'] / 1e3:.2f} ms (unfused "
+                  f"{py[-1]['hook_unfused'] / 1e3:.2f}), ctypes "
                   f"{py[-1]['ctypes'] / 1e3:.2f} ms (per-iteration "
                   f"medians {py[-1]['hook_median'] / 1e3:.2f}, "
                   f"{py[-1]['ctypes_median'] / 1e3:.2f})", flush=True)
@@ -163,7 +174,11 @@ def main() -> None:
            "hook_vs_ctypes_median": med["hook_median"] /
            med["ctypes_median"] - 1,
            "div_ctypes_ms": med["div_ctypes"],
-           "hook_vs_div_ctypes": med["hook"] / med["div_ctypes"] - 1,
+           "divc_ctypes_ms": med["divc_ctypes"],
+           "hook_unfused_ms": med["hook_unfused"],
+           "hook_unfused_vs_ctypes": med["hook_unfused"] / med["ctypes"] - 1,
+           "hook_unfused_vs_c": med["hook_unfused"] / mc - 1,
+           "hook_vs_divc_ctypes": med["hook"] / med["divc_ctypes"] - 1,
            "hook_cpu_ms": med["hook_cpu"], "ctypes_cpu_ms": med["ctypes_cpu"],
            "hook_cpu_vs_ctypes": med["hook_cpu"] / med["ctypes_cpu"] - 1}
     if a.json:
@@ -174,16 +189,24 @@ def main() -> None:
           "(slowest rank):")
     print(f"  incnn-allreduce (C)       {mc:8.2f} ms")
     print(f"  incnn_allreduce (ctypes)  {med['ctypes']:8.2f} ms")
-    print(f"  division + ctypes call    {med['div_ctypes']:8.2f} ms")
+    print(f"  div_(N) + ctypes call     {med['div_ctypes']:8.2f} ms")
+    print(f"  incnn_allreduce_div       {med['divc_ctypes']:8.2f} ms")
+    print(f"  allreduce_hook (unfused)  {med['hook_unfused']:8.2f} ms")
     print(f"  allreduce_hook            {med['hook']:8.2f} ms")
     print(f"overhead of the hook: {100 * res['hook_vs_c']:+.1f} % vs the C "
           f"tool, {100 * res['hook_vs_ctypes']:+.1f} % vs the same call "
           f"without the hook (interleaved; per-iteration medians "
-          f"{100 * res['hook_vs_ctypes_median']:+.1f} %); the division "
-          f"alone {100 * (med['div_ctypes'] / med['ctypes'] - 1):+.1f} %, the "
-          f"queue, thread and future {100 * res['hook_vs_div_ctypes']:+.1f} %")
+          f"{100 * res['hook_vs_ctypes_median']:+.1f} %); the unfused hook "
+          f"{100 * res['hook_unfused_vs_ctypes']:+.1f} % ("
+          f"{100 * res['hook_unfused_vs_c']:+.1f} % vs the C tool); the "
+          f"division by div_ {100 * (med['div_ctypes'] / med['ctypes'] - 1):+.1f} %, "
+          f"fused {100 * (med['divc_ctypes'] / med['ctypes'] - 1):+.1f} %; "
+          f"the queue, thread and future "
+          f"{100 * res['hook_vs_divc_ctypes']:+.1f} %")
     print(f"CPU time per bucket, all ranks: ctypes {med['ctypes_cpu']:.2f} ms, "
-          f"division + ctypes {med['div_ctypes_cpu']:.2f} ms, hook "
+          f"div_ + ctypes {med['div_ctypes_cpu']:.2f} ms, fused "
+          f"{med['divc_ctypes_cpu']:.2f} ms, hook unfused "
+          f"{med['hook_unfused_cpu']:.2f} ms, hook "
           f"{med['hook_cpu']:.2f} ms ({100 * res['hook_cpu_vs_ctypes']:+.1f} %)")
 
 

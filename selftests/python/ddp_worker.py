@@ -106,6 +106,8 @@ def scenario_train(outdir: str, rank: int, world: int) -> None:
            "none": train(data, s_none, STEPS),
            "ebq": train(data, s_ebq, STEPS)}
 
+    division_rule(checks, rank, world, s_none, s_ebq)
+
     # fp64 buckets: process group fallback, one warning, same as default
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -140,6 +142,50 @@ def scenario_train(outdir: str, rank: int, world: int) -> None:
     torch.save(res, os.path.join(outdir, f"rank{rank}.pt"))
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
         json.dump(checks, f)
+
+
+class Bucket:
+    """What the hook uses of dist.GradBucket."""
+
+    def __init__(self, t: torch.Tensor):
+        self.t = t
+
+    def buffer(self) -> torch.Tensor:
+        return self.t
+
+
+def division_rule(checks: Dict[str, Any], rank: int, world: int,
+                  s_none: it.State, s_ebq: it.State) -> None:
+    """Where the hook divides by the world size: before the sum with
+    codec none (fused in C, bit for bit torch's div_ then the sum), after
+    it with a lossy codec (the sum, then div_)."""
+    g = torch.Generator().manual_seed(rank + 11)
+    n = 100003                      # odd: uneven ring blocks
+    x = torch.randn(n, generator=g) * torch.logspace(-6, 0, n)
+
+    def hook(state: it.State) -> torch.Tensor:
+        b = x.clone()
+        it.allreduce_hook(state, Bucket(b)).wait()  # type: ignore[arg-type]
+        return b
+
+    def ref(state: it.State, after: bool) -> torch.Tensor:
+        b = x.clone()
+        if not after:
+            b.div_(world)
+        it.allreduce(b, state)
+        return b.div_(world) if after else b
+    check(checks, "divide_after: none False, ebq True",
+          not s_none.divide_after and s_ebq.divide_after,
+          f"{s_none.divide_after} {s_ebq.divide_after}")
+    h = hook(s_none)
+    check(checks, "none: hook == div_(N) then the sum, bit for bit",
+          torch.equal(h, ref(s_none, False)),
+          f"{int((h != ref(s_none, False)).sum())} values differ")
+    h = hook(s_ebq)
+    check(checks, "ebq: hook == the sum then div_(N), bit for bit",
+          torch.equal(h, ref(s_ebq, True)) and
+          not torch.equal(h, ref(s_ebq, False)),
+          f"{int((h != ref(s_ebq, True)).sum())} values differ")
 
 
 def scenario_fail(outdir: str, rank: int, world: int, how: str) -> None:

@@ -17,6 +17,7 @@
  * receivers get the same values either way (Q is deterministic and
  * idempotent), so the result equals the emulation's bit for bit.
  */
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,20 +295,77 @@ struct ring_run {
 	int ss, rs;		/* segment being sent, received */
 	size_t sbytes, rbytes;	/* of it */
 	size_t rdone;		/* floats of segment rs reduced (or in place) */
-	size_t q0;		/* floats of our own block quantised */
+	size_t q0;		/* floats of our own block prepared */
+	float div;		/* divide our input by this first (0: don't) */
+	bool q_own;		/* quantise our own block before sending it */
 	bool progress, want_in, want_out;
 };
 
-/* Our own block goes out first: quantise it a chunk ahead. */
-static int ring_quantise_own(struct ring_run *rr)
+/*
+ * The division of incnn_allreduce_div(): IEEE fp32 division (never a
+ * multiplication by 1/d, which rounds differently), so the result is bit
+ * for bit torch's div_(). Division is slow enough that a scalar loop
+ * costs more than the memory pass it saves: 8 lanes at a time (GCC's
+ * vector extension), with an AVX clone picked at load time on x86-64.
+ */
+typedef float op_f8 __attribute__((vector_size(32)));
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define OP_SIMD_CLONES __attribute__((target_clones("avx", "default")))
+#else
+#define OP_SIMD_CLONES
+#endif
+
+/* x[i] = x[i] / d */
+OP_SIMD_CLONES static void op_div(float *x, size_t n, float d)
 {
+	const op_f8 dv = { d, d, d, d, d, d, d, d };
+	size_t i = 0;
+	op_f8 v;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, x + i, sizeof(v));
+		v = v / dv;
+		memcpy(x + i, &v, sizeof(v));
+	}
+	for (; i < n; i++)
+		x[i] = x[i] / d;
+}
+
+/* x[i] = x[i] / d + y[i]: the reduction with our input's division */
+OP_SIMD_CLONES static void op_div_add(float *x, const float *y, size_t n,
+				      float d)
+{
+	const op_f8 dv = { d, d, d, d, d, d, d, d };
+	size_t i = 0;
+	op_f8 v, w;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, x + i, sizeof(v));
+		memcpy(&w, y + i, sizeof(w));
+		v = v / dv + w;
+		memcpy(x + i, &v, sizeof(v));
+	}
+	for (; i < n; i++)
+		x[i] = x[i] / d + y[i];
+}
+
+/*
+ * Our own block goes out first: prepare it a chunk ahead (divide it,
+ * quantise it), in cache just before it is sent.
+ */
+static int ring_prepare_own(struct ring_run *rr)
+{
+	float *x = rr->buf + rr->own_off + rr->q0;
 	size_t cnt;
 	int ret;
 
 	if (rr->q0 >= rr->own_len)
 		return 0;
 	cnt = op_min(rr->chunk, rr->own_len - rr->q0);
-	ret = op_quantise(rr->c, rr->buf + rr->own_off + rr->q0, cnt);
+	if (rr->div)
+		op_div(x, cnt, rr->div);
+	ret = rr->q_own ? op_quantise(rr->c, x, cnt) : 0;
 	if (ret)
 		return ret;
 	rr->q0 += cnt;
@@ -365,8 +423,12 @@ static int ring_reduce(struct ring_run *rr, float *dst, size_t lenf)
 	cnt = op_min(rr->chunk, got - rr->rdone);
 	x = dst + rr->rdone;
 	y = rr->c->stage + rr->rdone;
-	for (i = 0; i < cnt; i++)
-		x[i] = x[i] + y[i];
+	if (rr->div) {		/* our input's first and only touch */
+		op_div_add(x, y, cnt, rr->div);
+	} else {
+		for (i = 0; i < cnt; i++)
+			x[i] = x[i] + y[i];
+	}
 	ret = rr->c->codec.wire_q && rr->rs < rr->g.N - 2 ? 0 :
 	      op_quantise(rr->c, x, cnt);
 	if (ret)
@@ -438,11 +500,11 @@ static int ring_wait(struct ring_run *rr)
 	return op_poll(rr->o, pfd, np, what);
 }
 
-static int op_ring(struct incnn_comm *c, float *buf, size_t n,
+static int op_ring(struct incnn_comm *c, float *buf, size_t n, float div,
 		   struct op_ctx *o)
 {
 	struct ring_run rr = {
-		.c = c, .o = o, .buf = buf,
+		.c = c, .o = o, .buf = buf, .div = div,
 		.g = { .N = c->world, .r = c->rank,
 		       .base = n / (size_t)c->world,
 		       .rem = n % (size_t)c->world },
@@ -457,7 +519,8 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 	rr.own_len = ring_len(&rr.g, rr.g.r);
 	rr.own_off = ring_off(&rr.g, rr.g.r);
 	/* the wire quantises what we send; we keep only the owned block */
-	rr.q0 = c->codec.q.codec && !c->codec.wire_q ? 0 : rr.own_len;
+	rr.q_own = c->codec.q.codec && !c->codec.wire_q;
+	rr.q0 = rr.q_own || div ? 0 : rr.own_len;
 	ret = op_stage(c, rr.g.base + (rr.g.rem > 0));
 	if (ret)
 		return ret;
@@ -473,7 +536,7 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n,
 			rr.rs++;
 		if (rr.ss == rr.nseg && rr.rs == rr.nseg)
 			return 0;
-		ret = ring_quantise_own(&rr);
+		ret = ring_prepare_own(&rr);
 		if (!ret && rr.ss < rr.nseg && !c->fault.send_shut)
 			ret = ring_send(&rr);
 		if (!ret && rr.rs < rr.nseg)
@@ -501,16 +564,8 @@ static int op_gvq_refuse(struct incnn_comm *c, const char *call)
 			       call);
 }
 
-int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
-{
-	if (c && c->method == INCNN_COLL_METHOD_THC)
-		return incnn_allreduce_thc(c, buf, n);
-	if (c && c->method == INCNN_COLL_METHOD_GRADIVEQ)
-		return op_gvq_refuse(c, "incnn_allreduce()");
-	return incnn_coll_allreduce_ring(c, buf, n);
-}
-
-int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf, size_t n)
+/* The ring allreduce, the input divided by @div first (0: not). */
+static int op_allreduce(struct incnn_comm *c, float *buf, size_t n, float div)
 {
 	struct op_ctx o = { .c = c };
 	int ret = op_check_args(c, buf, n);
@@ -518,13 +573,53 @@ int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf, size_t n)
 	if (ret)
 		return ret;
 	ret = op_begin(c, COLL_CALL_RING, n, NULL, 0);
-	if (ret <= 0)
+	if (ret < 0)
 		return ret;
+	if (ret == 0) {		/* one rank */
+		if (div)
+			op_div(buf, n, div);
+		return 0;
+	}
 	o.last = coll_now_ms();
-	ret = op_ring(c, buf, n, &o);
+	ret = op_ring(c, buf, n, div, &o);
 	if (ret)
 		return ret;
 	return op_finish(&o, true);
+}
+
+int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf, size_t n)
+{
+	return op_allreduce(c, buf, n, 0);
+}
+
+int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
+{
+	if (c && c->method == INCNN_COLL_METHOD_THC)
+		return incnn_allreduce_thc(c, buf, n);
+	if (c && c->method == INCNN_COLL_METHOD_GRADIVEQ)
+		return op_gvq_refuse(c, "incnn_allreduce()");
+	return op_allreduce(c, buf, n, 0);
+}
+
+int incnn_allreduce_div(struct incnn_comm *c, float *buf, size_t n,
+			float divisor)
+{
+	int ret;
+
+	if (c && !c->err && !(isfinite(divisor) && divisor != 0))
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "invalid divisor %g for incnn_allreduce_div",
+				       (double)divisor);
+	if (c && c->method == INCNN_COLL_METHOD_THC) {
+		ret = op_check_args(c, buf, n);
+		if (ret)
+			return ret;
+		op_div(buf, n, divisor);
+		return incnn_allreduce_thc(c, buf, n);
+	}
+	if (c && c->method == INCNN_COLL_METHOD_GRADIVEQ)
+		return op_gvq_refuse(c, "incnn_allreduce_div()");
+	return op_allreduce(c, buf, n, divisor);
 }
 
 /* --- worker-aggregator ---------------------------------------------------- */

@@ -252,6 +252,21 @@ def _bind_optional(lib: ctypes.CDLL) -> bool:
 HAVE_C_PARSER = _bind_optional(lib)
 
 
+def _bind_div(lib: ctypes.CDLL) -> bool:
+    """incnn_allreduce_div, in libraries that export it."""
+    try:
+        fn = lib.incnn_allreduce_div
+    except AttributeError:
+        return False
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                   ctypes.c_float]
+    return True
+
+
+HAVE_DIV = _bind_div(lib)
+
+
 class CommError(RuntimeError):
     """An error of the C library; str() is its one-line message."""
 
@@ -330,6 +345,13 @@ class Comm:
         """In-place sum of n floats at address ptr (the GIL is released)."""
         self._check("incnn_allreduce",
                     lib.incnn_allreduce(self._handle(), ptr, n))
+
+    def allreduce_div(self, ptr: int, n: int, divisor: float) -> None:
+        """In-place sum of the n floats at ptr, each divided by @divisor
+        first (bit for bit x / divisor, then the sum), the division fused
+        into the ring's passes; needs HAVE_DIV."""
+        self._check("incnn_allreduce_div",
+                    lib.incnn_allreduce_div(self._handle(), ptr, n, divisor))
 
     def barrier(self) -> None:
         self._check("incnn_comm_barrier",

@@ -9,14 +9,29 @@
     state.close()                     # also at exit and destroy_process_group
 
 A State is one incnn communicator (ring allreduce over marked TCP
-sockets) plus one worker thread. The hook divides the bucket by the world
-size (as PyTorch's default hook does: the worker thread does that
-too), queues it and returns a torch.futures.Future at once; the worker
-thread runs incnn_allreduce
-without the GIL, bucket after bucket in the order they came, and
+sockets) plus one worker thread. The hook queues the bucket and returns a
+torch.futures.Future at once; the worker thread averages it over the
+ranks without the GIL, bucket after bucket in the order they came, and
 completes each future (an error becomes set_exception carrying the
 library's message). Only fp32 goes through incnn; other dtypes fall back
 to the process group's allreduce (one warning per dtype).
+
+Where the division by the world size N happens (State(divide=...)):
+  "before" (the default when the sum is exact: codec none, lz4, no
+      rule): the bucket is divided by N, then summed, as PyTorch's
+      default hook does; incnn_allreduce_div() does the division inside
+      the ring's first pass over each value (no extra pass; bit for bit
+      torch's div_(N) followed by the sum).
+  "after" (the default with a lossy codec: inceptionn, ebq, trunc, also
+      when "auto" finds a lossy rule): the bucket is summed, then divided
+      by N. A lossy codec's error is absolute (ebq: at most 2^-k per
+      quantisation, N of them along the ring); dividing first would put
+      the gradients N times closer to that bound, so the average would
+      carry N times the error (N * 2^-k instead of 2^-k) and more
+      values would be flattened to zero. The C trainer (incnn-train)
+      sums, then divides, for the same reason. The division is
+      deterministic, so the replicas stay bit-identical.
+  "auto": the rule above, from the codec the ranks agreed on.
 
 Rendezvous: rank and world size come from the process group, the
 address from MASTER_ADDR, the port from State(port=...), else INCNN_PORT,
@@ -44,6 +59,13 @@ Future = torch.futures.Future
 
 _states: "weakref.WeakSet[State]" = weakref.WeakSet()
 
+DIVIDE_FORMS = ("auto", "before", "after")
+
+
+def _lossy(codec_id: int) -> bool:
+    """The job's codec (incnn_comm_codec; 0: none) quantises values."""
+    return codec_id != 0 and codec_id != _lib.CODEC_IDS["lz4"]
+
 
 class _Job:
     __slots__ = ("work", "target", "fut", "result", "divide")
@@ -52,7 +74,7 @@ class _Job:
                  target: Optional[torch.Tensor], fut: Future,
                  result: Optional[torch.Tensor], divide: int = 0):
         self.work = work          # contiguous fp32 on the host; None: barrier
-        self.divide = divide      # divide work by this first (0: don't)
+        self.divide = divide      # average: divide by this (0: plain sum)
         self.target = target      # where the sum goes back, if not work
         self.fut = fut
         self.result = result      # the future's value
@@ -89,7 +111,9 @@ class State:
              fails (default 30)
     Keyword-only: process_group (rank, size, fallback; default WORLD),
     master_addr (default MASTER_ADDR), init_timeout (seconds for the
-    rendezvous, default 300), tos, chunk_bytes.
+    rendezvous, default 300), tos, chunk_bytes, divide ("auto",
+    "before" or "after": where the hook divides by the world size, see
+    the module doc; the attribute divide_after says what "auto" chose).
     """
 
     def __init__(self, codec: str = "auto", port: Optional[int] = None,
@@ -98,8 +122,12 @@ class State:
                  master_addr: Optional[str] = None,
                  init_timeout: Optional[float] = None,
                  tos: Optional[int] = None,
-                 chunk_bytes: Optional[int] = None):
+                 chunk_bytes: Optional[int] = None,
+                 divide: str = "auto"):
         parse_codec(codec)                  # ValueError before anything
+        if divide not in DIVIDE_FORMS:
+            raise ValueError(f"divide {divide!r}: want one of "
+                             + ", ".join(map(repr, DIVIDE_FORMS)))
         if not dist.is_available() or not dist.is_initialized():
             raise _no_group()
         self.codec = codec
@@ -124,6 +152,8 @@ class State:
                                init_timeout_ms=ms(init_timeout), tos=tos,
                                chunk_bytes=chunk_bytes)
         self.wire_codec = _lib.codec_label(*self._comm.codec())
+        self.divide_after = divide == "after" or (
+            divide == "auto" and _lossy(self._comm.codec()[0]))
         self._lock = threading.Lock()
         self._warned: set = set()
         self._q: "queue.SimpleQueue[Optional[_Job]]" = queue.SimpleQueue()
@@ -154,16 +184,28 @@ class State:
                 if work is None:
                     self._comm.barrier()
                 else:
-                    if job.divide:
-                        work.div_(job.divide)
                     # the pointer is taken now: DDP rebuilds its buckets
-                    self._comm.allreduce(work.data_ptr(), work.numel())
+                    self._reduce(work, job.divide)
                 if job.target is not None:
                     job.target.copy_(work)
             except Exception as e:              # noqa: BLE001 - to the future
                 job.fut.set_exception(e)
                 continue
             job.fut.set_result(job.result)
+
+    def _reduce(self, work: torch.Tensor, divide: int) -> None:
+        """Sum @work over the ranks; average it when @divide (= N)."""
+        ptr, n = work.data_ptr(), work.numel()
+        if not divide:
+            self._comm.allreduce(ptr, n)
+        elif self.divide_after:
+            self._comm.allreduce(ptr, n)
+            work.div_(divide)
+        elif _lib.HAVE_DIV:
+            self._comm.allreduce_div(ptr, n, float(divide))
+        else:                               # an older library
+            work.div_(divide)
+            self._comm.allreduce(ptr, n)
 
     # --- submitting ----------------------------------------------------
     def _fallback(self, tensor: torch.Tensor, divide: bool) -> Future:
@@ -180,8 +222,9 @@ class State:
         return work.get_future().then(lambda f: f.value()[0])
 
     def submit(self, tensor: torch.Tensor, divide: bool = False) -> Future:
-        """Queue an in-place sum of @tensor (divided by the world size
-        first when @divide); the future's value is @tensor."""
+        """Queue an in-place sum of @tensor (the average over the ranks
+        when @divide: divided by the world size before or after the sum,
+        see the module doc); the future's value is @tensor."""
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"incnn.torch: {self!r} is closed")
@@ -199,7 +242,7 @@ class State:
             work, target = tensor.detach().contiguous(), tensor
         else:
             work, target = tensor.detach(), None
-        # the division too is the thread's work: backward goes on at once
+        # the averaging too is the thread's work: backward goes on at once
         self._q.put(_Job(work, target, fut, tensor,
                          self.world_size if divide else 0))
         return fut
@@ -230,7 +273,8 @@ class State:
 def allreduce_hook(state: State, bucket: dist.GradBucket
                    ) -> torch.futures.Future[torch.Tensor]:
     """DDP communication hook: average the bucket over the ranks through
-    incnn; returns a future at once (see the module doc)."""
+    incnn (divided by the world size before the sum, or after it with a
+    lossy codec); returns a future at once (see the module doc)."""
     # The chained future: its value() re-raises our exception in Python,
     # so DDP's reducer gets a real error (with the library's message)
     # rather than an exception object where it wants a tensor.

@@ -295,6 +295,22 @@ const char *incnn_comm_strerror(const struct incnn_comm *comm);
 int incnn_allreduce(struct incnn_comm *comm, float *buf, size_t n);
 
 /*
+ * incnn_allreduce() of @buf divided by @divisor first: the result is bit
+ * for bit that of dividing every element (x / divisor, IEEE division in
+ * fp32, as torch's div_()) and then calling incnn_allreduce(), but the
+ * division is done in the pass that first touches each element (the
+ * reduction of a received chunk, or the preparation of this rank's own
+ * block just before it is sent), so it costs no extra pass over the
+ * buffer (PyTorch's averaging hooks divide by the world size). Every rank
+ * must pass the same @divisor. A @divisor that is 0, infinite or NaN is
+ * -EINVAL (and, a collective call, fails the job). Other errors as
+ * incnn_allreduce(). On a THC communicator: a division pass, then
+ * incnn_allreduce_thc().
+ */
+int incnn_allreduce_div(struct incnn_comm *comm, float *buf, size_t n,
+			float divisor);
+
+/*
  * A THC communicator's incnn_allreduce() is incnn_allreduce_thc(): the
  * same sum, estimated by THC over the ring (docs/thc.md): replicas are
  * bit-identical, the error is THC's. Callable directly on a communicator
