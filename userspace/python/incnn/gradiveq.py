@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import queue
-import threading
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -41,6 +39,7 @@ import torch
 import torch.distributed as dist
 
 from . import _lib
+from ._worker import FifoWorker
 
 __all__ = ["GradiVeQState", "gradiveq_hook"]
 
@@ -130,7 +129,7 @@ def describe(params: List[torch.Tensor], base: int, fc: bool
     return out, off
 
 
-class GradiVeQState:
+class GradiVeQState(FifoWorker):
     """GradiVeQ in incnn's communicator, for it.gradiveq_hook.
 
     d, k:     slice size (2..1024) and compressed size (1..d - 1)
@@ -182,13 +181,7 @@ class GradiVeQState:
         self._pending: List[Tuple[Any, Future]] = []
         self._wire = {p: 0 for p in PHASES}
         self._iters = {p: 0 for p in PHASES}
-        self._lock = threading.Lock()
-        self._closed = False
-        self._q: "queue.SimpleQueue[Optional[List[Any]]]" = \
-            queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"incnn-gradiveq-{self.rank}")
-        self._thread.start()
+        self._worker_start(self._run, f"incnn-gradiveq-{self.rank}")
         _states.add(self)
 
     def __repr__(self) -> str:
@@ -290,13 +283,8 @@ class GradiVeQState:
 
     def close(self) -> None:
         """Finish the queued work, stop the thread, leave the job."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        self._q.put(None)
-        if self._thread is not threading.current_thread():
-            self._thread.join()
+        if not self._worker_stop():
+            return
         self._comm.close()
         _states.discard(self)
 

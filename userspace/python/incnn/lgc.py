@@ -38,14 +38,14 @@ DDP's backward raises it). Backward goes on while a bucket is processed.
 """
 
 import math
-import queue
-import threading
 import zlib
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+
+from ._worker import FifoWorker
 
 if TYPE_CHECKING:                   # incnn.torch imports this module
     from .torch import State
@@ -199,7 +199,7 @@ class _Job:
 STAGE_KEYS = ("sent", "baseline", "index", "iterations")
 
 
-class LGCState:
+class LGCState(FifoWorker):
     """LGC's state on one rank (see the module doc).
 
     model:    the module DDP wraps (its first and last modules with
@@ -325,12 +325,7 @@ class LGCState:
             s: {k: 0 for k in STAGE_KEYS} for s in ("1", "2", "3")}
         self._stats["weights"] = {"sent": 0}
         self._stats["3"].update(rec_sq=0.0, ref_sq=0.0)
-        self._closed = False
-        self._lock = threading.Lock()
-        self._q: "queue.SimpleQueue[Optional[_Job]]" = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"incnn-lgc-{self.rank}")
-        self._thread.start()
+        self._worker_start(self._run, f"incnn-lgc-{self.rank}")
 
     def __repr__(self) -> str:
         return (f"<incnn.LGCState rank {self.rank}/{self.world_size} "
@@ -349,13 +344,8 @@ class LGCState:
     def close(self) -> None:
         """Finish the queued buckets, stop the worker, close the State
         made here."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        self._q.put(None)
-        if self._thread is not threading.current_thread():
-            self._thread.join()
+        if not self._worker_stop():
+            return
         if self._own_state:
             self.state.close()
 

@@ -41,8 +41,6 @@ else MASTER_PORT + 1.
 import atexit
 import functools
 import os
-import queue
-import threading
 import warnings
 import weakref
 from typing import Any, Optional
@@ -51,6 +49,7 @@ import torch
 import torch.distributed as dist
 
 from . import _lib
+from ._worker import FifoWorker
 from ._lib import CODEC_FORMS, CommError, parse_codec
 
 __all__ = ["State", "allreduce_hook", "allreduce", "CommError", "CODEC_FORMS"]
@@ -99,7 +98,7 @@ def _no_group() -> RuntimeError:
         "world size from it")
 
 
-class State:
+class State(FifoWorker):
     """One incnn communicator and its worker thread (see the module doc).
 
     codec:   "auto" (the module's rule for the socket's ToS; INCNN_CODEC
@@ -154,12 +153,8 @@ class State:
         self.wire_codec = _lib.codec_label(*self._comm.codec())
         self.divide_after = divide == "after" or (
             divide == "auto" and _lossy(self._comm.codec()[0]))
-        self._lock = threading.Lock()
         self._warned: set = set()
-        self._q: "queue.SimpleQueue[Optional[_Job]]" = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"incnn-allreduce-{self.rank}")
-        self._thread.start()
+        self._worker_start(self._run, f"incnn-allreduce-{self.rank}")
         _states.add(self)
 
     def __repr__(self) -> str:
@@ -258,13 +253,8 @@ class State:
 
     def close(self) -> None:
         """Finish the queued work, stop the thread, leave the job."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        self._q.put(None)
-        if self._thread is not threading.current_thread():
-            self._thread.join()
+        if not self._worker_stop():
+            return
         self._comm.close()
         _states.discard(self)
 
