@@ -15,13 +15,14 @@ step) 3 warm-up, 4 sampling and 7 compressed iterations.
 import ctypes
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
 import tempfile
 import traceback
 from typing import Any, Callable, Dict, List, Tuple
+
+from portutil import free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -48,7 +49,7 @@ def job() -> List[Dict[str, Any]]:
     """The 4-rank run (once, shared by the tests that need it)."""
     if "ranks" in _job:
         return _job["ranks"]
-    port = random.randrange(20000, 60000, 2)
+    port = free_ports(3)
     with tempfile.TemporaryDirectory() as d:
         procs = []
         for r in range(WORLD):

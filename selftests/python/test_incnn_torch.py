@@ -13,10 +13,8 @@ C compiler (the structure layout check). Ranks are local processes on
 import ctypes.util
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +22,8 @@ import textwrap
 import time
 import traceback
 from typing import Callable, Dict, List, Tuple
+
+from portutil import free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -43,25 +43,6 @@ def test(name: str) -> Callable:
         TESTS.append((name, fn))
         return fn
     return add
-
-
-def free_ports(k: int) -> int:
-    """A base port P with P..P+k-1 free on 127.0.0.1."""
-    for _ in range(200):
-        base = random.randrange(20000, 60000 - k)
-        socks = []
-        try:
-            for p in range(base, base + k):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", p))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free ports")
 
 
 def run(cmd: List[str], timeout: float, **kw) -> subprocess.CompletedProcess:

@@ -11,12 +11,13 @@ python3-torch. The 4-rank job is lgc_worker.py on 127.0.0.1 (gloo).
 
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
 import traceback
 from typing import Any, Callable, Dict, List, Tuple
+
+from portutil import free_ports
 
 import torch
 
@@ -41,7 +42,7 @@ def job() -> List[Dict[str, Any]]:
     """The 4-rank run (once, shared by the tests that need it)."""
     if "ranks" in _job:
         return _job["ranks"]
-    port = random.randrange(20000, 60000, 2)
+    port = free_ports(3)
     with tempfile.TemporaryDirectory() as d:
         procs = []
         for r in range(WORLD):
