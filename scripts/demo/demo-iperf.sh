@@ -85,9 +85,10 @@ run() {
 	wait "$srv" || true
 	t1=$(drained)
 	[ -n "${loaded:-}" ] && stats=$(ip netns exec h1 "$incctl" -j stats)
-	# iperf3 -F sends 4-byte aligned pieces of the file (out of order
-	# after partial writes): every received byte must be in such a piece
-	# of the prediction
+	# iperf3 -F sends pieces of the file that start at its 4-byte aligned
+	# offsets (after a partial write of any length it resends its buffer
+	# from the start): every received byte must be in such a piece of the
+	# prediction
 	cmpj=$("$cmp" --pieces --json "$pred" "$tmp/out.bin" || true)
 	python3 - "$label" "$tos" "$((t1 - t0))" "$tmp/iperf.json" "$stats" \
 		"$cmpj" "$rt" "$floor" >>"$out/demo.json" <<'PY'

@@ -110,8 +110,12 @@ check "incnn-cmp --pieces: a short tail" \
 	pieces_case 0 1 "E[:1024] + E[4096:5120] + E[4096:4101]"
 check "incnn-cmp --pieces: 4 foreign bytes between pieces differ" \
 	pieces_case 4 0 "E[:1024] + b'\\xff\\xfe\\xfd\\xfc' + E[1024:2048]"
-check "incnn-cmp --pieces: a piece one byte off differs" \
-	pieces_case 1024 0 "E[:1024] + E[1025:2049]"
+check "incnn-cmp --pieces: a piece one byte off: its bytes before an aligned value differ" \
+	pieces_case 3 0 "E[:1024] + E[1025:2049]"
+check "incnn-cmp --pieces: a partial write of 1022 bytes, then the block again" \
+	pieces_case 0 0 "E[:1022] + E[:2048] + E[2048:2049] + E[4096:5120]"
+check "incnn-cmp --pieces: a piece shifted in GOT after 3 foreign bytes" \
+	pieces_case 3 0 "E[:1024] + b'\\x01\\x02\\x03' + E[1024:2048]"
 check "incnn-cmp --pieces: a short piece not in EXPECTED differs" \
 	pieces_case 8 0 "E[:1024] + b'\\x00\\x00\\xc0\\x7f' * 2 + E[4096:5120]"
 check "incnn-cmp: missing file, exit 1" \

@@ -12,9 +12,9 @@
  * 2 on bad arguments.
  *
  * --pieces: GOT need only consist of pieces of EXPECTED that start at
- * 4-byte aligned offsets of both files, in any order (iperf3 -F sends file
- * blocks out of order and repeats some after partial writes; see
- * cmp_pieces()). Exit status 0 then means every byte of GOT is covered
+ * 4-byte aligned offsets of EXPECTED, anywhere in GOT, in any order (iperf3
+ * -F resends its buffer from the start after a partial write of any
+ * length; see cover_pieces()). Exit status 0 then means every byte of GOT is covered
  * by such a piece; bytes_differ counts those that are not.
  */
 #include <getopt.h>
@@ -67,8 +67,8 @@ static void usage(void)
 "  -s, --skip BYTES  ignore the first BYTES bytes of both files\n"
 "  -r, --pieces      GOT need only consist of pieces of EXPECTED that\n"
 "                    start at 4-byte aligned offsets of EXPECTED\n"
-"                    and of GOT, whole values long, in any order (what\n"
-"                    iperf3 -F delivers); a piece shorter than 32 bytes\n"
+"                    (anywhere in GOT), in any order (what iperf3 -F\n"
+"                    delivers); a piece shorter than 32 bytes\n"
 "                    is searched for in all of EXPECTED (short_pieces\n"
 "                    counts them); bytes_differ counts the bytes of GOT\n"
 "                    in no piece\n"
@@ -155,15 +155,15 @@ static size_t find_aligned(const unsigned char *a, size_t la, size_t from,
 
 /*
  * GOT as pieces of EXPECTED: a piece starts at a 4-byte aligned offset of
- * both files and is a whole number of values long (byte by byte, a piece
- * would run on by chance into the next one: the high bytes of floats
- * repeat). Pieces of at least WINDOW bytes are found through the index
- * and extended as far as they match; a gap shorter than WINDOW between
- * two of them (or at the end of GOT) is a short piece when it is found
- * at an aligned offset of EXPECTED (iperf3 -F after partial writes sends
- * such pieces, e.g. the last bytes of a block); *@nshort counts those.
- * A last partial value must continue its piece. Bytes in no piece
- * differ.
+ * EXPECTED, anywhere in GOT (iperf3 -F resends its buffer from the start
+ * after a partial write of any length), and is extended a whole value at
+ * a time (byte by byte, a piece would run on by chance into the next one:
+ * the high bytes of floats repeat). Pieces of at least WINDOW bytes are
+ * found through the index; the 1-3 bytes of a value cut by the end of a
+ * piece must continue it; a gap shorter than WINDOW between two pieces
+ * (or at the end of GOT) is a short piece when it is found at an aligned
+ * offset of EXPECTED (e.g. the last bytes of a block); *@nshort counts
+ * those. Bytes in no piece differ.
  */
 static size_t cover_pieces(const struct pindex *x, const unsigned char *b,
 			   size_t lb, size_t skip, size_t *npieces,
@@ -175,7 +175,7 @@ static size_t cover_pieces(const struct pindex *x, const unsigned char *b,
 	for (i = skip; i + 4 <= lb;) {
 		/* nh: the next position >= i whose window is in EXPECTED */
 		if (nh < i || (nh == i && nhp == SIZE_MAX)) {
-			for (nh = i; nh + WINDOW <= lb; nh += 4) {
+			for (nh = i; nh + WINDOW <= lb; nh++) {
 				nhp = pindex_find(x, b + nh);
 				if (nhp != SIZE_MAX)
 					break;
@@ -195,8 +195,15 @@ static size_t cover_pieces(const struct pindex *x, const unsigned char *b,
 			pend = i;
 			continue;
 		}
-		k = (nh - i) & ~(size_t)3;
-		o = k < WINDOW && *nshort < MAX_SHORT ?
+		k = nh - i;
+		if (k < 4 && pend == i && end + k <= x->la &&
+		    !memcmp(x->a + end, b + i, k)) {
+			end += k;	/* a value cut by the piece's end */
+			i = pend = nh;
+			continue;
+		}
+		k &= ~(size_t)3;
+		o = k && k < WINDOW && *nshort < MAX_SHORT ?
 			find_aligned(x->a, x->la, skip, b + i, k) : SIZE_MAX;
 		if (o != SIZE_MAX) {
 			end = o + k;
@@ -206,8 +213,9 @@ static size_t cover_pieces(const struct pindex *x, const unsigned char *b,
 			pend = i;
 			continue;
 		}
-		differ += 4;
-		i += 4;
+		k = nh - i < 4 ? nh - i : 4;
+		differ += k;
+		i += k;
 	}
 	/* a last partial value (< 4 bytes) continues the last piece */
 	if (i < lb && !(pend == i && end + (lb - i) <= x->la &&
