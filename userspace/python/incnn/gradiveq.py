@@ -162,7 +162,9 @@ class GradiVeQState(FifoWorker):
         self.d, self.k, self.warmup, self.ts, self.tc = d, k, warmup, ts, tc
         self.eps, self.fc, self.sched = eps, bool(fc), sched
         # State's checks and rendezvous settings, without its comm
-        addr, port = _rendezvous(master_addr, port)
+        from .torch import _rendezvous
+        addr, port = _rendezvous(master_addr, port, "incnn GradiVeQState",
+                                 "master_addr=..., port=...")
         if not dist.is_available() or not dist.is_initialized():
             from .torch import _no_group
             raise _no_group()
@@ -290,24 +292,6 @@ class GradiVeQState(FifoWorker):
 
 
 _states: "weakref.WeakSet[GradiVeQState]" = weakref.WeakSet()
-
-
-def _rendezvous(addr: Optional[str], port: Optional[int]
-                ) -> Tuple[str, int]:
-    """incnn.torch.State's rule for the rendezvous address and port."""
-    import os
-    from .torch import _env_int
-    addr = addr or os.environ.get("MASTER_ADDR")
-    if port is None:
-        port = _env_int("INCNN_PORT")
-    if port is None:
-        mport = _env_int("MASTER_PORT")
-        port = mport + 1 if mport is not None else None
-    if not addr or port is None:
-        raise RuntimeError(
-            "incnn GradiVeQState: MASTER_ADDR and MASTER_PORT (or "
-            "master_addr=..., port=...) are needed for incnn's rendezvous")
-    return addr, port
 
 
 def _close_all() -> None:

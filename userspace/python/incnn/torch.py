@@ -43,7 +43,7 @@ import functools
 import os
 import warnings
 import weakref
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -90,6 +90,25 @@ def _env_int(name: str) -> Optional[int]:
             from None
 
 
+def _rendezvous(addr: Optional[str], port: Optional[int], who: str,
+                args: str) -> Tuple[str, int]:
+    """The rendezvous address and port: @addr, else MASTER_ADDR; @port,
+    else INCNN_PORT, else MASTER_PORT + 1. @who and @args name the caller
+    and its arguments in the error."""
+    addr = addr or os.environ.get("MASTER_ADDR")
+    if port is None:
+        port = _env_int("INCNN_PORT")
+    if port is None:
+        mport = _env_int("MASTER_PORT")
+        port = mport + 1 if mport is not None else None
+    if not addr or port is None:
+        raise RuntimeError(
+            f"{who}: MASTER_ADDR and MASTER_PORT (or {args}) are needed "
+            "for incnn's rendezvous; python3 -m incnn.launch and torchrun "
+            "set them")
+    return addr, port
+
+
 def _no_group() -> RuntimeError:
     return RuntimeError(
         "incnn.torch: no process group: call "
@@ -133,17 +152,8 @@ class State(FifoWorker):
         self.process_group = process_group
         self.rank = dist.get_rank(process_group)
         self.world_size = dist.get_world_size(process_group)
-        addr = master_addr or os.environ.get("MASTER_ADDR")
-        if port is None:
-            port = _env_int("INCNN_PORT")
-        if port is None:
-            mport = _env_int("MASTER_PORT")
-            port = mport + 1 if mport is not None else None
-        if not addr or port is None:
-            raise RuntimeError(
-                "incnn.torch.State: MASTER_ADDR and MASTER_PORT (or "
-                "State(master_addr=..., port=...)) are needed for incnn's "
-                "rendezvous; python3 -m incnn.launch and torchrun set them")
+        addr, port = _rendezvous(master_addr, port, "incnn.torch.State",
+                                 "State(master_addr=..., port=...)")
         ms = (lambda s: None if s is None else max(1, round(s * 1000)))
         self._closed = False
         self._comm = _lib.Comm(addr, port, self.rank, self.world_size, codec,
