@@ -156,6 +156,12 @@ note "make seeds' report generator (fixed sample input, exact table lines)"
 grep -E '^(not )?ok ' "$logs/seeds-report.log" | sed 's/^/   /'
 count_ktap "$logs/seeds-report.log"
 
+note "documentation links (every relative link and #anchor of the tracked *.md)"
+/usr/bin/python3 "$src/selftests/docs/test_links.py" >"$logs/links-test.log" 2>&1
+grep -E '^(not )?ok ' "$logs/links-test.log" | sed 's/^/   /'
+count_ktap "$logs/links-test.log"
+step links /usr/bin/python3 "$src/scripts/check/links.py"
+
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick
 
