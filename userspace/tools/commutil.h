@@ -2,7 +2,7 @@
 /*
  * What the tools built on the collective library (incnn-allreduce,
  * incnn-train) share about it. Header-only: the other tools link
- * toolutil.o too, and need not pull the library in.
+ * the toolutil helpers (tu_*.c) too, and need not pull the library in.
  */
 #ifndef INCNN_COMMUTIL_H
 #define INCNN_COMMUTIL_H
