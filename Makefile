@@ -60,7 +60,7 @@ PUBLIC_HDRS := $(wildcard $(SRC)/userspace/collective/include/incnn/*.h)
 objs = $(patsubst $(SRC)/%.c,$(BUILD)/$(1)/obj/%.o,$(2))
 ALL_OBJS :=
 
-.PHONY: install install-lib install-tools dkms-install demo seeds all tools tools-asan incctl \
+.PHONY: install install-lib install-tools dkms-src dkms-install demo seeds all tools tools-asan incctl \
 	incctl-asan lib so modules check selftests-host fuzz fuzzers \
 	fuzz-smoke bench clean ksft
 
@@ -204,10 +204,17 @@ install-lib: so
 		$(SRC)/mk/incnn.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/incnn.pc
 
 # DKMS rebuilds the module for every kernel the host installs later.
-dkms-install:
+# dkms-src: the module's sources, without build products, in DKMS_SRC
+# (selftests/install/dkms.sh builds them with dkms in a scratch tree).
+dkms-src:
 	rm -rf $(DKMS_SRC)
 	mkdir -p $(DKMS_SRC)
-	cp -r $(SRC)/Kbuild $(SRC)/dkms.conf $(SRC)/kmod $(SRC)/uapi $(DKMS_SRC)/
+	cd $(SRC) && tar -cf - --exclude='*.o' --exclude='*.ko' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
+		--exclude='*.a' --exclude='*.d' Kbuild dkms.conf kmod uapi | \
+		tar -xf - -C $(DKMS_SRC)
+
+dkms-install: dkms-src
 	dkms add -m incnn -v $(DKMS_VERSION)
 	dkms build -m incnn -v $(DKMS_VERSION)
 	dkms install -m incnn -v $(DKMS_VERSION)

