@@ -24,6 +24,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
@@ -34,10 +35,8 @@ HTML_ID = re.compile(r"<a\s+[^>]*(?:id|name)\s*=\s*[\"']([^\"']+)[\"']", re.I)
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def code_free_lines(text: str) -> list[tuple[int, str]]:
-    """(line number, line) of the lines outside fenced code blocks,
-    with code spans removed."""
-    out: list[tuple[int, str]] = []
+def outside_fences(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of the lines outside fenced code blocks."""
     fence = ""
     for num, line in enumerate(text.splitlines(), 1):
         m = FENCE.match(line)
@@ -48,8 +47,7 @@ def code_free_lines(text: str) -> list[tuple[int, str]]:
         if m:
             fence = m.group(1)
             continue
-        out.append((num, CODE_SPAN.sub("", line)))
-    return out
+        yield num, line
 
 
 def slug(heading: str) -> str:
@@ -65,17 +63,7 @@ def anchors(path: Path) -> set[str]:
     """Every anchor a Markdown file defines."""
     seen: Counter[str] = Counter()
     found: set[str] = set()
-    text = path.read_text(encoding="utf-8")
-    fence = ""
-    for line in text.splitlines():
-        m = FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if m:
-            fence = m.group(1)
-            continue
+    for _, line in outside_fences(path.read_text(encoding="utf-8")):
         found.update(HTML_ID.findall(line))
         h = HEADING.match(line)
         if not h:
@@ -90,7 +78,8 @@ def anchors(path: Path) -> set[str]:
 def links(path: Path) -> list[tuple[int, str]]:
     """(line number, target) of every link of a Markdown file."""
     out: list[tuple[int, str]] = []
-    for num, line in code_free_lines(path.read_text(encoding="utf-8")):
+    for num, line in outside_fences(path.read_text(encoding="utf-8")):
+        line = CODE_SPAN.sub("", line)  # code spans are not links
         out.extend((num, t) for t in INLINE.findall(line))
         m = REFDEF.match(line)
         if m:
