@@ -162,6 +162,11 @@ grep -E '^(not )?ok ' "$logs/links-test.log" | sed 's/^/   /'
 count_ktap "$logs/links-test.log"
 step links /usr/bin/python3 "$src/scripts/check/links.py"
 
+note "Wireshark dissector (contrib/wireshark/incnn.lua: tshark on a written pcap)"
+/usr/bin/python3 "$src/selftests/wireshark/test_incnn_lua.py" >"$logs/wireshark.log" 2>&1
+grep -E '^(not )?ok ' "$logs/wireshark.log" | sed 's/^/   /'
+count_ktap "$logs/wireshark.log"
+
 note "benchmark smoke (incnn-bench --quick)"
 step bench-quick "$build/rel/bin/incnn-bench" --quick
 
