@@ -36,21 +36,28 @@ static inline double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* A listening socket on 127.0.0.1:0 for rank 0's store; its port. */
-static inline int store_listen(int *port)
+/* A listening socket on 127.0.0.1:0 (or ::1 when @v6) for rank 0's
+ * store; its port. -1 and errno when it cannot be had. */
+static inline int store_listen(int *port, bool v6)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in a4 = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr *a = v6 ? (struct sockaddr *)&a6 :
+			     (struct sockaddr *)&a4;
+	socklen_t len = v6 ? sizeof(a6) : sizeof(a4);
+	int fd = socket(a->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(fd, 64) || getsockname(fd, (struct sockaddr *)&a, &len)) {
+	if (fd < 0 || bind(fd, a, len) || listen(fd, 64) ||
+	    getsockname(fd, a, &len)) {
+		e = errno;
 		if (fd >= 0)
 			close(fd);
+		errno = e;
 		return -1;
 	}
-	*port = ntohs(a.sin_port);
+	*port = ntohs(v6 ? a6.sin6_port : a4.sin_port);
 	return fd;
 }
 
@@ -204,6 +211,7 @@ struct job {
 	uint64_t fault_after;
 	int fault_stall_ms;
 	int skip_rank;			/* never started, -1 */
+	const char *host;		/* MASTER_ADDR: 127.0.0.1 or ::1 */
 	rank_fn fn;
 	void *arg;
 	/* adjust one rank's configuration */
@@ -230,7 +238,7 @@ static void *rank_thread(void *arg)
 
 	if (j->delay_ms[x->rank])
 		usleep(1000 * j->delay_ms[x->rank]);
-	cfg.master_addr = "127.0.0.1";
+	cfg.master_addr = j->host;
 	cfg.master_port = j->port;
 	cfg.rank = x->rank;
 	cfg.world_size = j->world[x->rank] ? j->world[x->rank] : j->N;
@@ -260,6 +268,7 @@ static inline void job_init(struct job *j, int N)
 	j->N = N;
 	j->fault_rank = -1;
 	j->skip_rank = -1;
+	j->host = "127.0.0.1";
 	incnn_comm_config_init(&j->cfg);
 	j->cfg.timeout_ms = 10000;
 	j->cfg.init_timeout_ms = 10000;
@@ -272,7 +281,7 @@ static inline int job_run(struct job *j, struct rank_ctx *x)
 	pthread_t t[MAX_RANKS];
 	int r;
 
-	j->store_fd = store_listen(&j->port);
+	j->store_fd = store_listen(&j->port, strchr(j->host, ':') != NULL);
 	if (j->store_fd < 0)
 		return -1;
 	for (r = 0; r < j->N; r++) {

@@ -1161,42 +1161,70 @@ TEST(rule_parse)
 TEST(setup_messages)
 {
 	static const uint8_t hello_bytes[COLL_HELLO_LEN] = {
-		0, 1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 4, 2, 10, 0, 0,
-		10, 0, 0, 7, 0x75, 0x30, 0, 0,
+		0, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 4, 2, 10, 0, 0,
+		0, 4, 0x75, 0x30, 0, 0, 0, 0, 10, 0, 0, 7, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
 	};
-	struct coll_hello h = { .version = 1, .rank = 3, .world = 4,
-				.codec = 2, .param = 10,
-				.addr = { 10, 0, 0, 7, 0x75, 0x30 } }, h2;
+	struct coll_hello h = { .version = COLL_PROTO_VERSION, .rank = 3,
+				.world = 4, .codec = 2, .param = 10 }, h2;
 	struct coll_data_hello d = { .kind = COLL_LINK_PS, .token = 0x1122334455667788ull,
 				     .rank = 5 }, d2;
 	struct coll_welcome w = { .world = 2, .token = 42, .codec = 1,
 				  .param = 8 }, w2;
-	const uint8_t addrs[2][6] = { { 127, 0, 0, 1, 0x12, 0x34 },
-				      { 127, 0, 0, 2, 0x56, 0x78 } };
-	struct sockaddr_in sa[2];
-	uint8_t buf[64];
+	union coll_sa addrs[2], sa[2];
+	uint8_t buf[128];
 
+	ASSERT_EQ(0, coll_sa_parse("10.0.0.7", 0x7530, &h.addr, NULL, 0));
 	coll_hello_encode(&h, buf);
 	EXPECT_EQ(0, memcmp(buf, hello_bytes, sizeof(hello_bytes)));
 	ASSERT_EQ(0, coll_hello_decode(buf, COLL_HELLO_LEN, &h2));
-	EXPECT_EQ(0, memcmp(&h, &h2, sizeof(h)));
+	EXPECT_EQ(h.version, h2.version);
+	EXPECT_EQ(h.rank, h2.rank);
+	EXPECT_EQ(h.world, h2.world);
+	EXPECT_EQ(h.codec, h2.codec);
+	EXPECT_EQ(h.param, h2.param);
+	EXPECT_EQ(AF_INET, h2.addr.sa.sa_family);
+	EXPECT_EQ(htonl(0x0a000007), h2.addr.v4.sin_addr.s_addr);
+	EXPECT_EQ(0x7530, coll_sa_port(&h2.addr));
 	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN - 1, &h2));
 	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN + 1, &h2));
+	/* an unknown family, a non-zero reserved word */
+	buf[17] = 5;
+	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN, &h2));
+	buf[17] = 4;
+	buf[23] = 1;
+	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN, &h2));
+	/* version 1's 24-byte HELLO: its version and rank, for the message */
+	memset(buf, 0, 24);
+	buf[1] = 1;
+	buf[7] = 3;
+	ASSERT_EQ(0, coll_hello_decode(buf, 24, &h2));
+	EXPECT_EQ(1, h2.version);
+	EXPECT_EQ(3u, h2.rank);
 
-	ASSERT_EQ(40u, coll_welcome_len(2));
+	ASSERT_EQ(0, coll_sa_parse("127.0.0.1", 0x1234, &addrs[0], NULL, 0));
+	ASSERT_EQ(0, coll_sa_parse("fd00::2", 0x5678, &addrs[1], NULL, 0));
+	ASSERT_EQ(72u, coll_welcome_len(2));
 	coll_welcome_encode(&w, addrs, buf);
 	EXPECT_EQ(2u, coll_get32(buf));
 	EXPECT_EQ(42u, coll_get64(buf + 8));
-	EXPECT_EQ(0, memcmp(buf + 32, addrs[1], 6));
-	ASSERT_EQ(0, coll_welcome_decode(buf, 40, 2, &w2, sa));
+	EXPECT_EQ(6, coll_get16(buf + 48));
+	EXPECT_EQ(0x5678, coll_get16(buf + 50));
+	EXPECT_EQ(0xfd, buf[56]);
+	EXPECT_EQ(2, buf[71]);
+	ASSERT_EQ(0, coll_welcome_decode(buf, 72, 2, &w2, sa));
 	EXPECT_EQ(42u, w2.token);
 	EXPECT_EQ(1, w2.codec);
 	EXPECT_EQ(8, w2.param);
-	EXPECT_EQ(0, memcmp(&sa[1].sin_addr.s_addr, addrs[1], 4));
-	EXPECT_EQ(0, memcmp(&sa[1].sin_port, addrs[1] + 4, 2));
-	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 39, 2, &w2, sa));
-	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 40, 3, &w2, sa));
-	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 32, 1, &w2, sa));
+	EXPECT_EQ(AF_INET, sa[0].sa.sa_family);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), sa[0].v4.sin_addr.s_addr);
+	EXPECT_EQ(0x1234, coll_sa_port(&sa[0]));
+	EXPECT_EQ(AF_INET6, sa[1].sa.sa_family);
+	EXPECT_EQ(0, memcmp(&sa[1].v6.sin6_addr, &addrs[1].v6.sin6_addr, 16));
+	EXPECT_EQ(0x5678, coll_sa_port(&sa[1]));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 71, 2, &w2, sa));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 72, 3, &w2, sa));
+	EXPECT_EQ(-EPROTO, coll_welcome_decode(buf, 48, 1, &w2, sa));
 
 	coll_data_hello_encode(&d, buf);
 	EXPECT_EQ(COLL_DATA_MAGIC, coll_get32(buf));
@@ -1210,6 +1238,101 @@ TEST(setup_messages)
 	buf[20] = 0;
 	buf[0] ^= 1;	/* the magic */
 	EXPECT_EQ(-EPROTO, coll_data_hello_decode(buf, COLL_DATA_HELLO_LEN, &d2));
+}
+
+/* What a user may write as an address, and what it becomes. */
+TEST(address_parse)
+{
+	union coll_sa a;
+	char buf[COLL_ADDR_STRLEN], err[256];
+
+	ASSERT_EQ(0, coll_sa_parse("192.0.2.1", 80, &a, err, sizeof(err)));
+	EXPECT_STREQ("192.0.2.1:80", incnn_coll_addr_str(&a, buf, sizeof(buf)));
+	ASSERT_EQ(0, coll_sa_parse("::1", 29500, &a, err, sizeof(err)));
+	EXPECT_EQ(AF_INET6, a.sa.sa_family);
+	EXPECT_STREQ("[::1]:29500", incnn_coll_addr_str(&a, buf, sizeof(buf)));
+	ASSERT_EQ(0, coll_sa_parse("[fd00::1]", 7, &a, err, sizeof(err)));
+	EXPECT_STREQ("[fd00::1]:7", incnn_coll_addr_str(&a, buf, sizeof(buf)));
+	/* IPv4-mapped: the IPv4 flow it is */
+	ASSERT_EQ(0, coll_sa_parse("::ffff:192.0.2.9", 1, &a, err, sizeof(err)));
+	EXPECT_EQ(AF_INET, a.sa.sa_family);
+	EXPECT_STREQ("192.0.2.9:1", incnn_coll_addr_str(&a, buf, sizeof(buf)));
+	/* link-local: with a scope (lo is index 1 everywhere), or an error */
+	ASSERT_EQ(0, coll_sa_parse("fe80::1%lo", 2, &a, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1u, a.v6.sin6_scope_id);
+	EXPECT_STREQ("[fe80::1%lo]:2", incnn_coll_addr_str(&a, buf, sizeof(buf)));
+	EXPECT_EQ(-EINVAL, coll_sa_parse("fe80::1", 2, &a, err, sizeof(err)));
+	EXPECT_STREQ("link-local address 'fe80::1' needs a scope: write it as fe80::1%IFNAME (e.g. fe80::1%eth0)",
+		     err);
+	EXPECT_EQ(-EHOSTUNREACH, coll_sa_parse("[10.0.0.1]", 2, &a, err,
+					       sizeof(err)));
+	EXPECT_EQ(-EHOSTUNREACH, coll_sa_parse("fd00::1::2", 2, &a, err,
+					       sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "cannot resolve address 'fd00::1::2'"))
+		TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, coll_sa_parse("[]", 2, &a, err, sizeof(err)));
+	EXPECT_STREQ("address '' is empty", err);
+}
+
+static bool have_ipv6_loopback(void)
+{
+	int port, fd = store_listen(&port, true);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/* A whole job over IPv6 (store, ring and aggregator links on ::1): the
+ * same results as over IPv4, bit for bit. */
+TEST(ipv6_ring_and_ps)
+{
+	struct rank_ctx x[MAX_RANKS];
+	struct sweep s = { .seed = 77, .scale = 0.05 };
+	struct job j;
+
+	if (!have_ipv6_loopback())
+		SKIP(return, "no IPv6 loopback (::1) on this host");
+	job_init(&j, 4);
+	j.host = "::1";
+	j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
+	j.cfg.codec_id = INCNN_CODEC_EBQ;
+	j.cfg.codec_param = 10;
+	j.fn = sweep_fn;
+	j.arg = &s;
+	s.sizes[0] = 7;
+	s.sizes[1] = 100003;
+	s.calls[0] = CALL_RING;
+	s.calls[1] = CALL_PS;
+	s.nsizes = 2;
+	ASSERT_EQ(0, job_run(&j, x));
+	sweep_check(_metadata, &j, x, &s, INCNN_CODEC_EBQ, 10,
+		    4 * ldexp(1, -10));
+	sweep_free(&s);
+}
+
+/* MASTER_ADDR that cannot be used: one line saying why. */
+TEST(bad_master_addr)
+{
+	struct incnn_comm_config cfg;
+	struct incnn_comm *c = (void *)1;
+	char err[256];
+
+	incnn_comm_config_init(&cfg);
+	cfg.master_port = 1;
+	cfg.rank = 0;
+	cfg.world_size = 2;
+	cfg.master_addr = "fe80::1";
+	EXPECT_EQ(-EINVAL, incnn_comm_create(&c, &cfg, err, sizeof(err)));
+	EXPECT_EQ(NULL, c);
+	EXPECT_STREQ("MASTER_ADDR: link-local address 'fe80::1' needs a scope: write it as fe80::1%IFNAME (e.g. fe80::1%eth0)",
+		     err);
+	cfg.master_addr = "[::1";
+	EXPECT_EQ(-EHOSTUNREACH, incnn_comm_create(&c, &cfg, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "MASTER_ADDR: cannot resolve address '[::1'"))
+		TH_LOG("%s", err);
+	EXPECT_EQ(NULL, strchr(err, '\n'));
 }
 
 TEST(bad_config)
@@ -1308,7 +1431,7 @@ static void child_rank(struct shared *sh, int rank, int N, int port,
 /* a free port for rank 0 to serve the store on (bind and let go) */
 static int free_port(void)
 {
-	int port, fd = store_listen(&port);
+	int port, fd = store_listen(&port, false);
 
 	if (fd < 0)
 		return -1;

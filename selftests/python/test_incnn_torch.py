@@ -255,6 +255,60 @@ def t_launch_signal() -> None:
         assert rc == 128 + signal.SIGTERM, rc
 
 
+@test("launch: --master-addr takes IPv6 ([::1] and ::1), bad ones fail in one line")
+def t_launch_ipv6_addr() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(ENV_SCRIPT)
+        for given in ("[::1]", "::1"):
+            r = launch(["--master-addr", given, s, d, "-1", "0"], 60)
+            assert r.returncode == 0, r.stderr
+            got = json.load(open(os.path.join(d, "0")))
+            assert got["MASTER_ADDR"] == "::1", got
+        for bad, why in (("fe80::1", "needs a scope"),
+                         ("[10.0.0.1]", "brackets hold an IPv6 address"),
+                         ("fd00::1::2", "cannot resolve")):
+            r = launch(["--master-addr", bad, s, d, "-1", "0"], 60)
+            last = r.stderr.strip().splitlines()[-1]
+            assert r.returncode == 2 and why in last \
+                and last.startswith("python3 -m incnn.launch: error: "
+                                    "--master-addr: "), (bad, r.stderr)
+
+
+V6_SCRIPT = textwrap.dedent("""
+    import torch, torch.distributed as dist
+    import incnn.torch as it
+    dist.init_process_group("gloo")
+    r, n = dist.get_rank(), dist.get_world_size()
+    with it.State(codec="none", timeout=20) as st:
+        t = torch.arange(100003, dtype=torch.float32) * (r + 1)
+        it.allreduce(t, st)
+        want = torch.arange(100003, dtype=torch.float32) * (n * (n + 1) / 2)
+        assert torch.equal(t, want), "IPv6 allreduce is not exact"
+    # a second State needs its own port (MASTER_PORT + 2)
+    port = int(__import__("os").environ["MASTER_PORT"]) + 2
+    with it.State(codec="ebq:2^-10", port=port, timeout=20) as st:
+        g = torch.Generator().manual_seed(r)
+        t = torch.randn(50000, generator=g) * 1e-2
+        it.allreduce(t, st)
+        ts = [torch.empty_like(t) for _ in range(n)]
+        dist.all_gather(ts, t)
+        assert all(torch.equal(ts[0], x) for x in ts), "replicas differ"
+    print("ipv6 ok", flush=True)
+""")
+
+
+@test("State over IPv6 (MASTER_ADDR=::1): exact with codec none, identical replicas with ebq")
+def t_state_ipv6() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(V6_SCRIPT)
+        r = launch(["--nproc-per-node", "2", "--master-addr", "::1",
+                    "--master-port", str(free_ports(3, "::1")), s], 180)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.count("ipv6 ok") == 2, r.stdout
+
+
 EXIT_SCRIPT = textwrap.dedent("""
     import atexit, os, sys
     states = []

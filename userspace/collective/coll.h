@@ -9,6 +9,7 @@
  *	msg.c		the setup messages (HELLO, WELCOME, data hello)
  *	link.c		the data connections' setup (state machine)
  *	sock.c		socket helpers
+ *	addr.c		socket addresses of either family (parse, print, wire)
  *	ops.c		the ring and worker-aggregator data phases
  *	rule.c		the module's rule (netlink), codec emulation
  *	layers.c	gradient buckets (the pure planner and model tables
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "include/incnn/collective.h"
 #include "include/incnn/gradiveq.h"
@@ -40,15 +42,48 @@
 
 #define COLL_MSG_LEN	512	/* error messages */
 
+/* --- socket addresses (addr.c) ----------------------------------------- */
+
+/* An IPv4 or IPv6 socket address (IPv4-mapped ones are kept as IPv4) */
+union coll_sa {
+	struct sockaddr sa;
+	struct sockaddr_in v4;
+	struct sockaddr_in6 v6;
+};
+
+#define COLL_ADDR_WIRE_LEN	24	/* coll_sa_encode() */
+#define COLL_ADDR_STRLEN	80	/* "[v6%ifname]:port" and more */
+
+COLL_HIDDEN socklen_t coll_sa_len(const union coll_sa *a);
+COLL_HIDDEN uint16_t coll_sa_port(const union coll_sa *a);
+COLL_HIDDEN void coll_sa_set_port(union coll_sa *a, uint16_t port);
+COLL_HIDDEN bool coll_sa_is_any(const union coll_sa *a);
+/* the wildcard (@loopback false) or loopback address of @a's family */
+COLL_HIDDEN void coll_sa_set_host(union coll_sa *a, bool loopback);
+/* @host as a user writes it (addr.c's rules) with @port: 0, or -EINVAL /
+ * -EHOSTUNREACH / -EAFNOSUPPORT with a one-line message in @err */
+COLL_HIDDEN int coll_sa_parse(const char *host, uint16_t port,
+			      union coll_sa *out, char *err, size_t errlen);
+COLL_HIDDEN void coll_sa_encode(const union coll_sa *a,
+				uint8_t out[COLL_ADDR_WIRE_LEN]);
+/* 0, or -EPROTO: not an address of the store protocol */
+COLL_HIDDEN int coll_sa_decode(const uint8_t p[COLL_ADDR_WIRE_LEN],
+			       union coll_sa *a);
+/* a link-local IPv6 @a takes @local's scope (the link we share) */
+COLL_HIDDEN void coll_sa_adopt_scope(union coll_sa *a,
+				     const union coll_sa *local);
+COLL_HIDDEN const char *incnn_coll_addr_str(const union coll_sa *a,
+					    char *buf, size_t len);
+
 /* --- configuration (config.c) ------------------------------------------ */
 
 /* struct incnn_comm_config resolved: every setting known and in range */
 struct coll_cfg {
-	struct sockaddr_in master;
+	union coll_sa master;
 	bool have_master;
 	int rank, world;
 	int store_fd;
-	struct sockaddr_in data;
+	union coll_sa data;
 	bool have_data;
 	int tos;
 	size_t chunk_bytes;
@@ -79,10 +114,11 @@ COLL_HIDDEN void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
  * big-endian), then the payload (big-endian integers).
  *
  *	HELLO	c->s	u16 version, u16 0, u32 rank, u32 world_size,
- *			u8 codec, u8 param, u16 0, u32 data addr, u16 data port,
- *			u16 0						(24)
+ *			u8 codec, u8 param, u16 0, data address (24)	(40)
  *	WELCOME	s->c	u32 world_size, u32 0, u64 token, u8 codec, u8 param,
- *			u16 0, u32 0, then per rank u32 addr, u16 port, u16 0
+ *			u16 0, u32 0, then per rank its data address (24)
+ *	(an address: u16 family 4|6, u16 port, u32 0, 16 bytes: IPv4 in the
+ *	first 4; a link-local IPv6 address travels without its scope)
  *	READY	c->s	data connections set up
  *	GO	s->c	every rank is set up
  *	CALL	c->s	u64 seq, u32 kind, u32 0, u64 count, [gather data]
@@ -92,7 +128,7 @@ COLL_HIDDEN void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
  *	ERROR	s->c	u32 errno, text: the job failed
  *	BYE	c->s	leaving normally
  */
-#define COLL_PROTO_VERSION	1
+#define COLL_PROTO_VERSION	2	/* 2: IPv6 addresses */
 #define COLL_HDR_LEN		8
 #define COLL_MAX_PAYLOAD	(64u << 20)
 #define COLL_GATHER_MAX		65536
@@ -165,15 +201,15 @@ static inline uint64_t coll_get64(const uint8_t *p)
 
 /* --- setup messages (msg.c): encode, and decode with bounds checks ----- */
 
-#define COLL_HELLO_LEN		24
+#define COLL_HELLO_LEN		(16 + COLL_ADDR_WIRE_LEN)
 #define COLL_WELCOME_HDR_LEN	24
-#define COLL_WELCOME_ADDR_LEN	8
+#define COLL_WELCOME_ADDR_LEN	COLL_ADDR_WIRE_LEN
 
 struct coll_hello {
 	uint16_t version;
 	uint32_t rank, world;
 	uint8_t codec, param;
-	uint8_t addr[6];	/* data listener: IPv4 address, port (net order) */
+	union coll_sa addr;	/* data listener */
 };
 
 struct coll_welcome {
@@ -194,13 +230,13 @@ COLL_HIDDEN void coll_hello_encode(const struct coll_hello *h,
 COLL_HIDDEN int coll_hello_decode(const uint8_t *p, size_t len,
 				  struct coll_hello *h);
 COLL_HIDDEN size_t coll_welcome_len(uint32_t world);
-/* @out has coll_welcome_len(w->world) bytes; @addrs as in HELLOs */
+/* @out has coll_welcome_len(w->world) bytes; @addrs[world] */
 COLL_HIDDEN void coll_welcome_encode(const struct coll_welcome *w,
-				     const uint8_t (*addrs)[6], uint8_t *out);
+				     const union coll_sa *addrs, uint8_t *out);
 /* 0, or -EPROTO unless it is a WELCOME for @world ranks; @addrs[world] */
 COLL_HIDDEN int coll_welcome_decode(const uint8_t *p, size_t len,
 				    uint32_t world, struct coll_welcome *w,
-				    struct sockaddr_in *addrs);
+				    union coll_sa *addrs);
 COLL_HIDDEN void coll_data_hello_encode(const struct coll_data_hello *h,
 					uint8_t out[COLL_DATA_HELLO_LEN]);
 /* 0, or -EPROTO: not a data hello of this protocol (another job, a scan) */
@@ -417,7 +453,7 @@ struct incnn_comm {
 
 /* Connect to the store at @a, retrying until @deadline. 0 or the error. */
 COLL_HIDDEN int incnn_coll_store_connect(struct incnn_comm *c,
-					 const struct sockaddr_in *a,
+					 const union coll_sa *a,
 					 int64_t deadline);
 /* Pump the store connection until *@flag or @deadline (@what: for errors) */
 COLL_HIDDEN int incnn_coll_store_wait(struct incnn_comm *c, const bool *flag,
@@ -429,22 +465,23 @@ COLL_HIDDEN int incnn_coll_store_wait(struct incnn_comm *c, const bool *flag,
  * k->data); *@me: where. 0 or the error. */
 COLL_HIDDEN int incnn_coll_listen_data(struct incnn_comm *c,
 				       const struct coll_cfg *k,
-				       struct sockaddr_in *me);
+				       union coll_sa *me);
 /* Connect the ring and aggregator links of every rank (@addrs: each
  * rank's listener, @token: the job's) by @deadline. 0 or the error. */
 COLL_HIDDEN int incnn_coll_links_setup(struct incnn_comm *c, uint64_t token,
-				       struct sockaddr_in *addrs,
+				       union coll_sa *addrs,
 				       int64_t deadline);
 
 /* --- sockets (sock.c) ---------------------------------------------------- */
 
 COLL_HIDDEN void incnn_coll_sockbuf(int fd, int size, bool snd);
-/* A TCP socket with the job's options (buffers when @bufs), or -errno */
-COLL_HIDDEN int incnn_coll_socket(struct incnn_comm *c, bool bufs);
+/* A TCP socket of @family with the job's options (buffers when @bufs),
+ * or -errno */
+COLL_HIDDEN int incnn_coll_socket(struct incnn_comm *c, int family, bool bufs);
+/* Set the socket's ToS (IPv4) or Traffic Class (IPv6): 0 or -errno */
+COLL_HIDDEN int incnn_coll_set_tos(int fd, int tos);
 /* A connect() error worth retrying until the deadline */
 COLL_HIDDEN bool incnn_coll_retryable(int err);
-COLL_HIDDEN const char *incnn_coll_addr_str(const struct sockaddr_in *a,
-					    char *buf, size_t len);
 
 /*
  * Record the first error (later ones are ignored) and abort: tell the

@@ -163,19 +163,19 @@ void incnn_comm_destroy(struct incnn_comm *c)
 static int cm_store_listen(const struct coll_cfg *k, int *out, char *err,
 			   size_t errlen)
 {
-	struct sockaddr_in a = k->master;
+	union coll_sa a = k->master;
 	int one = 1, fd, e;
-	char where[32];
+	char where[COLL_ADDR_STRLEN];
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	e = bind(fd, (struct sockaddr *)&a, sizeof(a)) ? errno : 0;
+	e = bind(fd, &a.sa, coll_sa_len(&a)) ? errno : 0;
 	if (e == EADDRNOTAVAIL) {
 		/* MASTER_ADDR is not ours (NAT, a load balancer): any */
-		a.sin_addr.s_addr = htonl(INADDR_ANY);
-		e = bind(fd, (struct sockaddr *)&a, sizeof(a)) ? errno : 0;
+		coll_sa_set_host(&a, false);
+		e = bind(fd, &a.sa, coll_sa_len(&a)) ? errno : 0;
 	}
 	if (!e && listen(fd, 4 * k->world + 16))
 		e = errno;
@@ -252,7 +252,7 @@ static int cm_join(struct incnn_comm *c, const struct coll_cfg *k,
 {
 	struct coll_hello h = { .version = COLL_PROTO_VERSION };
 	uint8_t hello[COLL_HELLO_LEN];
-	struct sockaddr_in me;
+	union coll_sa me;
 	int ret;
 
 	ret = incnn_coll_store_connect(c, &k->master, deadline);
@@ -271,8 +271,7 @@ static int cm_join(struct incnn_comm *c, const struct coll_cfg *k,
 	h.world = (uint32_t)c->world;
 	h.codec = (uint8_t)*codec;
 	h.param = (uint8_t)*param;
-	memcpy(h.addr, &me.sin_addr.s_addr, 4);
-	memcpy(h.addr + 4, &me.sin_port, 2);
+	h.addr = me;
 	coll_hello_encode(&h, hello);
 	if (ret) {
 		c->err = ret;
@@ -309,6 +308,18 @@ static int cm_job_codec(struct incnn_comm *c, const struct coll_cfg *k,
 	return 0;
 }
 
+/* Link-local peers are reached over the link we reach the store by. */
+static void cm_adopt_scopes(struct incnn_comm *c, union coll_sa *addrs)
+{
+	union coll_sa local;
+	socklen_t len = sizeof(local);
+
+	if (getsockname(c->store.fd, &local.sa, &len))
+		return;
+	for (int r = 0; r < c->world; r++)
+		coll_sa_adopt_scope(&addrs[r], &local);
+}
+
 /*
  * After HELLO: the WELCOME (every rank joined: the job's token, codec
  * and data addresses), the data connections, READY, and the GO.
@@ -316,7 +327,7 @@ static int cm_job_codec(struct incnn_comm *c, const struct coll_cfg *k,
 static int cm_setup(struct incnn_comm *c, const struct coll_cfg *k,
 		    int64_t deadline, unsigned int codec, unsigned int param)
 {
-	struct sockaddr_in *addrs;
+	union coll_sa *addrs;
 	struct coll_welcome w;
 	int ret;
 
@@ -335,6 +346,8 @@ static int cm_setup(struct incnn_comm *c, const struct coll_cfg *k,
 				(uint32_t)c->world, &w, addrs))
 		ret = incnn_coll_fail(c, -EPROTO, false,
 				      "malformed WELCOME from the store");
+	if (!ret)
+		cm_adopt_scopes(c, addrs);
 	if (!ret)
 		ret = cm_job_codec(c, k, &w, codec, param);
 	if (!ret)

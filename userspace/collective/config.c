@@ -121,27 +121,6 @@ static int cm_resolve_num(const struct cm_num *n,
 	return 0;
 }
 
-static int cm_resolve_addr(const char *host, uint16_t port,
-			   struct sockaddr_in *out)
-{
-	struct addrinfo hints = { .ai_family = AF_INET,
-				  .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	out->sin_family = AF_INET;
-	out->sin_port = htons(port);
-	if (inet_pton(AF_INET, host, &out->sin_addr) == 1)
-		return 0;
-	ret = getaddrinfo(host, NULL, &hints, &res);
-	if (ret)
-		return -EHOSTUNREACH;
-	out->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
-	freeaddrinfo(res);
-	return 0;
-}
-
 /* A required count: from @set (>= 0) or @env; 0 or -EINVAL. */
 static int cm_required(int set, const char *env, long *v, char *err,
 		       size_t errlen)
@@ -190,13 +169,14 @@ static int cm_master_from_fd(struct coll_cfg *k, char *err, size_t errlen)
 {
 	socklen_t len = sizeof(k->master);
 
-	if (getsockname(k->store_fd, (struct sockaddr *)&k->master, &len) ||
-	    k->master.sin_family != AF_INET) {
-		cm_msg(err, errlen, "store_fd is not an IPv4 socket");
+	if (getsockname(k->store_fd, &k->master.sa, &len) ||
+	    (k->master.sa.sa_family != AF_INET &&
+	     k->master.sa.sa_family != AF_INET6)) {
+		cm_msg(err, errlen, "store_fd is not an IPv4 or IPv6 socket");
 		return -EINVAL;
 	}
-	if (k->master.sin_addr.s_addr == htonl(INADDR_ANY))
-		k->master.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (coll_sa_is_any(&k->master))
+		coll_sa_set_host(&k->master, true);
 	return 0;
 }
 
@@ -205,6 +185,7 @@ static int cm_resolve_master(const struct incnn_comm_config *cfg,
 {
 	const char *addr = cfg->master_addr ? cfg->master_addr :
 			   cm_env("MASTER_ADDR");
+	char msg[COLL_MSG_LEN - 16];
 	long v;
 	int ret;
 
@@ -225,10 +206,9 @@ static int cm_resolve_master(const struct incnn_comm_config *cfg,
 		cm_msg(err, errlen, "MASTER_ADDR is not set");
 		return -EINVAL;
 	}
-	ret = cm_resolve_addr(addr, (uint16_t)v, &k->master);
+	ret = coll_sa_parse(addr, (uint16_t)v, &k->master, msg, sizeof(msg));
 	if (ret)
-		cm_msg(err, errlen, "cannot resolve MASTER_ADDR %s to an IPv4 address",
-		       addr);
+		cm_msg(err, errlen, "MASTER_ADDR: %s", msg);
 	return ret;
 }
 
@@ -396,8 +376,10 @@ int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 
 	s = cfg->data_addr ? cfg->data_addr : cm_env("INCNN_DATA_ADDR");
 	if (s) {
-		if (cm_resolve_addr(s, 0, &k->data)) {
-			cm_msg(err, errlen, "cannot resolve data address %s", s);
+		char msg[COLL_MSG_LEN - 24];
+
+		if (coll_sa_parse(s, 0, &k->data, msg, sizeof(msg))) {
+			cm_msg(err, errlen, "data address: %s", msg);
 			return -EINVAL;
 		}
 		k->have_data = true;

@@ -45,13 +45,13 @@ struct cm_link {
 	int64_t retry_at;
 	int last_err;
 	short events;		/* what to poll for */
-	struct sockaddr_in addr;
+	union coll_sa addr;
 };
 
 struct cm_setup {
 	struct incnn_comm *c;
 	uint64_t token;
-	struct sockaddr_in *addrs;	/* per rank */
+	union coll_sa *addrs;	/* per rank */
 	struct cm_link out[2];
 	int nout;
 	struct cm_link *in;		/* accepted, being identified */
@@ -89,14 +89,14 @@ static int cm_out_start(struct cm_setup *st, struct cm_link *l)
 
 	if (coll_now_ms() < l->retry_at)
 		return CM_WAIT;
-	l->fd = incnn_coll_socket(c, true);
+	l->fd = incnn_coll_socket(c, l->addr.sa.sa_family, true);
 	if (l->fd < 0)
 		return incnn_coll_fail(c, l->fd, false, "socket: %s",
 				       strerror(-l->fd));
 	cm_hello(st, l);
 	l->n = 0;
 	l->state = CM_CONNECTING;
-	if (connect(l->fd, (struct sockaddr *)&l->addr, sizeof(l->addr)) == 0)
+	if (connect(l->fd, &l->addr.sa, coll_sa_len(&l->addr)) == 0)
 		l->state = CM_HELLO;
 	else if (errno != EINPROGRESS)
 		return CM_RETRY;
@@ -105,7 +105,7 @@ static int cm_out_start(struct cm_setup *st, struct cm_link *l)
 
 static int cm_out_connecting(struct cm_link *l)
 {
-	if (connect(l->fd, (struct sockaddr *)&l->addr, sizeof(l->addr)) == 0 ||
+	if (connect(l->fd, &l->addr.sa, coll_sa_len(&l->addr)) == 0 ||
 	    errno == EISCONN) {
 		l->state = CM_HELLO;
 		return CM_NEXT;
@@ -137,7 +137,7 @@ static int cm_out_hello(struct cm_link *l)
 
 static int cm_out_ack(struct cm_setup *st, struct cm_link *l)
 {
-	char where[32];
+	char where[COLL_ADDR_STRLEN];
 	uint8_t ack;
 	ssize_t k = recv(l->fd, &ack, 1, MSG_DONTWAIT);
 
@@ -160,17 +160,18 @@ static int cm_out_ack(struct cm_setup *st, struct cm_link *l)
 static int cm_out_outq(struct cm_setup *st, struct cm_link *l)
 {
 	struct incnn_comm *c = st->c;
-	int outq, tos = c->tos;
+	int outq, err, tos = c->tos;
 
 	if (ioctl(l->fd, SIOCOUTQ, &outq))
 		return incnn_coll_fail(c, -errno, false, "ioctl(SIOCOUTQ): %s",
 				       strerror(errno));
 	if (outq > 0)
 		return CM_WAIT;	/* polled again shortly */
-	if (tos && setsockopt(l->fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))
-		return incnn_coll_fail(c, -errno, false,
-				       "setsockopt(IP_TOS, 0x%02x): %s", tos,
-				       strerror(errno));
+	err = tos ? incnn_coll_set_tos(l->fd, tos) : 0;
+	if (err)
+		return incnn_coll_fail(c, err, false,
+				       "cannot mark the link with ToS 0x%02x: %s",
+				       tos, strerror(-err));
 	l->state = CM_DONE;
 	if (l->kind == COLL_LINK_RING)
 		c->link.ring_send_fd = l->fd;
@@ -183,7 +184,7 @@ static int cm_out_outq(struct cm_setup *st, struct cm_link *l)
 /* A failed connection (errno): retry in 100 ms, or fail for good. */
 static int cm_out_retry(struct cm_setup *st, struct cm_link *l)
 {
-	char where[32];
+	char where[COLL_ADDR_STRLEN];
 
 	l->last_err = errno;
 	close(l->fd);
@@ -249,7 +250,7 @@ static int cm_in_step(struct cm_setup *st, size_t i)
 	uint8_t ack = COLL_DATA_ACK;
 	struct coll_data_hello h;
 	uint32_t rank;
-	int kind, zero = 0, *slot;
+	int kind, *slot;
 	ssize_t k;
 
 	*events = 0;
@@ -295,7 +296,7 @@ static int cm_in_step(struct cm_setup *st, size_t i)
 		goto drop;
 	/* our side of it never carries floats towards the peer except the
 	 * aggregator's down leg, which stays unmarked */
-	setsockopt(l->fd, IPPROTO_IP, IP_TOS, &zero, sizeof(zero));
+	incnn_coll_set_tos(l->fd, 0);
 	incnn_coll_sockbuf(l->fd, c->sockbuf, true);
 	if (l->kind == COLL_LINK_RING)
 		c->link.ring_recv_fd = l->fd;
@@ -458,26 +459,26 @@ out:
 }
 
 int incnn_coll_listen_data(struct incnn_comm *c, const struct coll_cfg *k,
-			  struct sockaddr_in *me)
+			  union coll_sa *me)
 {
 	socklen_t len = sizeof(*me);
-	char where[32];
+	char where[COLL_ADDR_STRLEN];
 	int fd;
 
 	if (k->have_data) {
 		*me = k->data;
-	} else if (getsockname(c->store.fd, (struct sockaddr *)me, &len)) {
+	} else if (getsockname(c->store.fd, &me->sa, &len)) {
 		return incnn_coll_fail(c, -errno, false, "getsockname: %s",
 				       strerror(errno));
 	}
-	me->sin_port = 0;
-	fd = incnn_coll_socket(c, false);
+	coll_sa_set_port(me, 0);
+	fd = incnn_coll_socket(c, me->sa.sa_family, false);
 	if (fd < 0)
 		return incnn_coll_fail(c, fd, false, "socket: %s",
 				       strerror(-fd));
 	/* accepted sockets inherit it; the window scale needs it now */
 	incnn_coll_sockbuf(fd, c->sockbuf, false);
-	if (bind(fd, (struct sockaddr *)me, sizeof(*me)) ||
+	if (bind(fd, &me->sa, coll_sa_len(me)) ||
 	    listen(fd, c->world + 16)) {
 		int e = errno;
 
@@ -496,7 +497,7 @@ int incnn_coll_listen_data(struct incnn_comm *c, const struct coll_cfg *k,
 /* Leave: say goodbye, close, stop the store (rank 0). */
 
 int incnn_coll_links_setup(struct incnn_comm *c, uint64_t token,
-			   struct sockaddr_in *addrs, int64_t deadline)
+			   union coll_sa *addrs, int64_t deadline)
 {
 	struct cm_setup st = { .c = c, .token = token, .addrs = addrs };
 

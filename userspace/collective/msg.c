@@ -16,20 +16,25 @@ void coll_hello_encode(const struct coll_hello *h,
 	coll_put32(out + 8, h->world);
 	out[12] = h->codec;
 	out[13] = h->param;
-	memcpy(out + 16, h->addr, sizeof(h->addr));
+	coll_sa_encode(&h->addr, out + 16);
 }
 
 int coll_hello_decode(const uint8_t *p, size_t len, struct coll_hello *h)
 {
-	if (len != COLL_HELLO_LEN)
+	memset(h, 0, sizeof(*h));
+	if (len < 16)
 		return -EPROTO;
+	/* every version starts u16 version, u16 0, u32 rank, u32 world */
 	h->version = coll_get16(p);
 	h->rank = coll_get32(p + 4);
 	h->world = coll_get32(p + 8);
+	if (h->version != COLL_PROTO_VERSION)
+		return 0;	/* the caller names both versions */
+	if (len != COLL_HELLO_LEN)
+		return -EPROTO;
 	h->codec = p[12];
 	h->param = p[13];
-	memcpy(h->addr, p + 16, sizeof(h->addr));
-	return 0;
+	return coll_sa_decode(p + 16, &h->addr);
 }
 
 size_t coll_welcome_len(uint32_t world)
@@ -38,7 +43,7 @@ size_t coll_welcome_len(uint32_t world)
 }
 
 void coll_welcome_encode(const struct coll_welcome *w,
-			 const uint8_t (*addrs)[6], uint8_t *out)
+			 const union coll_sa *addrs, uint8_t *out)
 {
 	memset(out, 0, coll_welcome_len(w->world));
 	coll_put32(out, w->world);
@@ -46,12 +51,12 @@ void coll_welcome_encode(const struct coll_welcome *w,
 	out[16] = w->codec;
 	out[17] = w->param;
 	for (uint32_t r = 0; r < w->world; r++)
-		memcpy(out + COLL_WELCOME_HDR_LEN + COLL_WELCOME_ADDR_LEN * r,
-		       addrs[r], 6);
+		coll_sa_encode(&addrs[r], out + COLL_WELCOME_HDR_LEN +
+			       COLL_WELCOME_ADDR_LEN * r);
 }
 
 int coll_welcome_decode(const uint8_t *p, size_t len, uint32_t world,
-			struct coll_welcome *w, struct sockaddr_in *addrs)
+			struct coll_welcome *w, union coll_sa *addrs)
 {
 	if (len != coll_welcome_len(world) || coll_get32(p) != world)
 		return -EPROTO;
@@ -59,15 +64,10 @@ int coll_welcome_decode(const uint8_t *p, size_t len, uint32_t world,
 	w->token = coll_get64(p + 8);
 	w->codec = p[16];
 	w->param = p[17];
-	for (uint32_t r = 0; r < world; r++) {
-		const uint8_t *a = p + COLL_WELCOME_HDR_LEN +
-				   COLL_WELCOME_ADDR_LEN * r;
-
-		memset(&addrs[r], 0, sizeof(addrs[r]));
-		addrs[r].sin_family = AF_INET;
-		memcpy(&addrs[r].sin_addr.s_addr, a, 4);
-		memcpy(&addrs[r].sin_port, a + 4, 2);
-	}
+	for (uint32_t r = 0; r < world; r++)
+		if (coll_sa_decode(p + COLL_WELCOME_HDR_LEN +
+				   COLL_WELCOME_ADDR_LEN * r, &addrs[r]))
+			return -EPROTO;
 	return 0;
 }
 

@@ -57,10 +57,10 @@ void incnn_coll_sockbuf(int fd, int size, bool snd)
 		setsockopt(fd, SOL_SOCKET, plain, &size, sizeof(size));
 }
 
-int incnn_coll_socket(struct incnn_comm *c, bool bufs)
+int incnn_coll_socket(struct incnn_comm *c, int family, bool bufs)
 {
 	int one = 1;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
@@ -78,14 +78,24 @@ bool incnn_coll_retryable(int err)
 	       err == EHOSTUNREACH || err == ECONNRESET || err == EAGAIN;
 }
 
-const char *incnn_coll_addr_str(const struct sockaddr_in *a, char *buf,
-			       size_t len)
+/*
+ * IPv6 sockets carry the DSCP in the Traffic Class: the module's rules
+ * match both the same way. The family is the socket's own.
+ */
+int incnn_coll_set_tos(int fd, int tos)
 {
-	char ip[INET_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int ret;
 
-	inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
-	snprintf(buf, len, "%s:%u", ip, ntohs(a->sin_port));
-	return buf;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return -errno;
+	if (ss.ss_family == AF_INET6)
+		ret = setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos,
+				 sizeof(tos));
+	else
+		ret = setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+	return ret ? -errno : 0;
 }
 
 /* Connect to the store, retrying while rank 0 is not up yet. */

@@ -37,7 +37,7 @@ struct srv_client {
 	/* HELLO */
 	uint32_t world;
 	uint8_t codec, param;
-	uint8_t addr[6];	/* u32 addr, u16 port, as received */
+	union coll_sa addr;	/* its data listener */
 	bool ready;
 	/* the current call */
 	bool call, done;
@@ -158,7 +158,7 @@ static void srv_welcome(struct coll_server *s)
 {
 	size_t len = coll_welcome_len((uint32_t)s->world);
 	uint8_t *p = calloc(1, len);
-	uint8_t (*addrs)[6] = calloc((size_t)s->world, sizeof(*addrs));
+	union coll_sa *addrs = calloc((size_t)s->world, sizeof(*addrs));
 	struct coll_welcome w = { .world = (uint32_t)s->world };
 	int r;
 
@@ -196,8 +196,8 @@ static void srv_welcome(struct coll_server *s)
 	w.codec = s->codec;
 	w.param = s->param;
 	for (r = 0; r < s->world; r++)
-		memcpy(addrs[r], s->by_rank[r]->addr, 6);
-	coll_welcome_encode(&w, (const uint8_t (*)[6])addrs, p);
+		addrs[r] = s->by_rank[r]->addr;
+	coll_welcome_encode(&w, addrs, p);
 	s->phase = SRV_SETUP;
 	for (r = 0; r < s->world; r++)
 		srv_queue(s, s->by_rank[r], COLL_MSG_WELCOME, p, len);
@@ -269,7 +269,7 @@ static void srv_hello(struct coll_server *s, struct srv_client *c,
 	c->world = world;
 	c->codec = h.codec;
 	c->param = h.param;
-	memcpy(c->addr, h.addr, sizeof(c->addr));
+	c->addr = h.addr;
 	s->by_rank[rank] = c;
 	if (++s->nhello == s->world)
 		srv_welcome(s);

@@ -151,21 +151,21 @@ int incnn_coll_store_wait(struct incnn_comm *c, const bool *flag,
 
 /* how much longer a rank waits for the store's verdict than the store */
 
-int incnn_coll_store_connect(struct incnn_comm *c, const struct sockaddr_in *a,
+int incnn_coll_store_connect(struct incnn_comm *c, const union coll_sa *a,
 			    int64_t deadline)
 {
-	char where[32];
+	char where[COLL_ADDR_STRLEN];
 	int last = 0;
 
 	incnn_coll_addr_str(a, where, sizeof(where));
 	for (;;) {
-		int fd = incnn_coll_socket(c, false), err = 0;
+		int fd = incnn_coll_socket(c, a->sa.sa_family, false), err = 0;
 		socklen_t elen = sizeof(err);
 
 		if (fd < 0)
 			return incnn_coll_fail(c, fd, true, "socket: %s",
 					       strerror(-fd));
-		if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0) {
+		if (connect(fd, &a->sa, coll_sa_len(a)) == 0) {
 			c->store.fd = fd;
 			return 0;
 		}

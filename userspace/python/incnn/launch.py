@@ -27,6 +27,8 @@ import sys
 import time
 from typing import List, Optional
 
+from ._addr import normalize_addr
+
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
@@ -42,7 +44,9 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--node-rank", "--node_rank", type=int, default=0,
                    metavar="R", help="this node's index, 0..M-1")
     p.add_argument("--master-addr", "--master_addr", default="127.0.0.1",
-                   metavar="A", help="node 0's address (default 127.0.0.1)")
+                   metavar="A", help="node 0's address: IPv4, IPv6 ([fd00::1] "
+                   "or fd00::1; link-local with a scope, fe80::1%%eth0) or a "
+                   "host name (default 127.0.0.1)")
     p.add_argument("--master-port", "--master_port", type=int,
                    default=29500, metavar="P",
                    help="rendezvous port (default 29500; incnn uses P+1)")
@@ -60,6 +64,10 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
         p.error(f"--node-rank {a.node_rank}: must be 0..{a.nnodes - 1}")
     if not 1 <= a.master_port <= 65534:
         p.error(f"--master-port {a.master_port}: must be 1..65534")
+    try:
+        a.master_addr = normalize_addr(a.master_addr)
+    except ValueError as e:
+        p.error(f"--master-addr: {e}")
     return a
 
 
