@@ -301,10 +301,16 @@ def _bind_bucket(lib: ctypes.CDLL) -> bool:
         "incnn_comm_bucket_forget": (ctypes.c_int, [p, ctypes.c_uint64]),
         "incnn_comm_bucket_stats": (None, [p, ctypes.POINTER(BucketStats)]),
     }
+    return _bind_all(lib, sigs)
+
+
+def _bind_all(lib: ctypes.CDLL, sigs: dict) -> bool:
+    """Bind every function of @sigs (name: (restype, argtypes)); False,
+    binding none, when the library lacks one."""
+    if any(getattr(lib, name, None) is None for name in sigs):
+        return False
     for name, (res, args) in sigs.items():
-        fn = getattr(lib, name, None)
-        if fn is None:
-            return False
+        fn = getattr(lib, name)
         fn.restype = res
         fn.argtypes = args
     return True
@@ -487,13 +493,7 @@ def _bind_layers(lib: ctypes.CDLL) -> bool:
         "incnn_comm_wire_bytes": (ctypes.c_uint64, [p]),
         "incnn_comm_method": (ctypes.c_int, [p]),
     }
-    for name, (res, args) in sigs.items():
-        fn = getattr(lib, name, None)
-        if fn is None:
-            return False
-        fn.restype = res
-        fn.argtypes = args
-    return True
+    return _bind_all(lib, sigs)
 
 
 HAVE_LAYERS = _bind_layers(lib)
