@@ -1179,7 +1179,13 @@ TEST(setup_messages)
 	coll_hello_encode(&h, buf);
 	EXPECT_EQ(0, memcmp(buf, hello_bytes, sizeof(hello_bytes)));
 	ASSERT_EQ(0, coll_hello_decode(buf, COLL_HELLO_LEN, &h2));
-	EXPECT_EQ(0, memcmp(&h, &h2, sizeof(h)));
+	/* field by field: the struct's padding is not part of the message */
+	EXPECT_EQ(h.version, h2.version);
+	EXPECT_EQ(h.rank, h2.rank);
+	EXPECT_EQ(h.world, h2.world);
+	EXPECT_EQ(h.codec, h2.codec);
+	EXPECT_EQ(h.param, h2.param);
+	EXPECT_EQ(0, memcmp(h.addr, h2.addr, sizeof(h.addr)));
 	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN - 1, &h2));
 	EXPECT_EQ(-EPROTO, coll_hello_decode(buf, COLL_HELLO_LEN + 1, &h2));
 
