@@ -83,6 +83,11 @@ enum {
 	CM_RETRY,	/* the connection failed (errno): retry or fail */
 };
 
+static int cm_set_tos(int fd, int tos)
+{
+	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+}
+
 static int cm_out_start(struct cm_setup *st, struct cm_link *l)
 {
 	struct incnn_comm *c = st->c;
@@ -96,9 +101,18 @@ static int cm_out_start(struct cm_setup *st, struct cm_link *l)
 	cm_hello(st, l);
 	l->n = 0;
 	l->state = CM_CONNECTING;
+	/*
+	 * The SYN goes out marked: it offers to decode only when its DSCP
+	 * has a rule (docs/wire-format.md); retransmissions repeat that
+	 * offer whatever the mark. Unmarked again before the hello.
+	 */
+	if (c->tos && cm_set_tos(l->fd, c->tos))
+		return CM_RETRY;
 	if (connect(l->fd, (struct sockaddr *)&l->addr, sizeof(l->addr)) == 0)
 		l->state = CM_HELLO;
 	else if (errno != EINPROGRESS)
+		return CM_RETRY;
+	if (c->tos && cm_set_tos(l->fd, 0))
 		return CM_RETRY;
 	return CM_NEXT;
 }
