@@ -4,6 +4,9 @@
 #
 #   make                 userspace library and tools (build/rel/)
 #   make check           everything that can be tested; ends "N passed, N failed"
+#   make check-debug     the VM suite on a debug kernel (KASAN, lockdep,
+#                        KFENCE; built once from linux-source-6.1, cached in
+#                        build/debug-kernel; not part of make check)
 #   make fuzz            libFuzzer harnesses for FUZZ_SECONDS each
 #   make bench           the codec benchmark (incnn-bench)
 #   make seeds           the seed methods compared (build/seeds/, not in check)
@@ -62,7 +65,7 @@ ALL_OBJS :=
 
 .PHONY: install install-lib install-tools dkms-install demo seeds all tools tools-asan incctl \
 	incctl-asan lib so modules check selftests-host fuzz fuzzers \
-	fuzz-smoke bench clean ksft
+	fuzz-smoke bench clean ksft check-debug
 
 all: tools
 
@@ -140,6 +143,9 @@ selftests-host: ksft tools-asan
 
 check:
 	@$(SRC)/scripts/check/check.sh
+
+check-debug:
+	@INCNN_BUILD=$(BUILD) $(SRC)/scripts/check/debug-kernel.sh all
 
 demo:
 	@$(SRC)/scripts/demo/demo.sh
