@@ -4,6 +4,9 @@
 #
 #   make                 userspace library and tools (build/rel/)
 #   make check           everything that can be tested; ends "N passed, N failed"
+#   make check-debug     the VM suite on a debug kernel (KASAN, lockdep,
+#                        KFENCE; built once from linux-source-6.1, cached in
+#                        build/debug-kernel; not part of make check)
 #   make fuzz            libFuzzer harnesses for FUZZ_SECONDS each
 #   make bench           the codec benchmark (incnn-bench)
 #   make seeds           the seed methods compared (build/seeds/, not in check)
@@ -62,7 +65,7 @@ ALL_OBJS :=
 
 .PHONY: install install-lib install-tools dkms-src dkms-install demo seeds all tools tools-asan incctl \
 	incctl-asan lib so modules check selftests-host fuzz fuzzers \
-	fuzz-smoke bench clean ksft
+	fuzz-smoke bench clean ksft check-debug
 
 all: tools
 
@@ -105,6 +108,10 @@ $(BUILD)/%.a:
 $(eval $(call variant,rel,$(CC),$(REL_CFLAGS)))
 $(eval $(call variant,asan,$(CC),$(ASAN_CFLAGS)))
 $(eval $(call variant,fuzz,$(CLANG),$(FUZZ_CFLAGS)))
+# the math codecs without comparison hooks: a third of fuzz_codec's time,
+# and no help on float comparisons (selftests/fuzz/README.md)
+$(addprefix $(BUILD)/fuzz/obj/kmod/codec/,inceptionn.o inceptionn_avx2.o \
+	ebq.o ebq_avx2.o trunc.o): CFLAGS_EXTRA += -fno-sanitize-coverage=trace-cmp
 
 $(LIBINCNN_SO_REAL): $(call objs,rel,$(COLL_SRCS) $(NL_SRCS) $(filter-out \
 		$(SRC)/userspace/lib/gen.c,$(CODEC_SRCS)))
@@ -140,6 +147,9 @@ selftests-host: ksft tools-asan
 
 check:
 	@$(SRC)/scripts/check/check.sh
+
+check-debug:
+	@INCNN_BUILD=$(BUILD) $(SRC)/scripts/check/debug-kernel.sh all
 
 demo:
 	@$(SRC)/scripts/demo/demo.sh

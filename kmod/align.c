@@ -306,7 +306,8 @@ static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 		return NF_ACCEPT;
 	th = tcp_hdr(skb);
 	hlen = skb_transport_offset(skb) + th->doff * 4;
-	if (th->syn || th->rst || skb->len <= hlen)
+	if (th->syn || th->rst || skb->len <= hlen ||
+	    incnn_tcpopt_signed(th))
 		return NF_ACCEPT;
 	f = align_flow(in, skb);
 	if (!f)

@@ -234,13 +234,15 @@ static inline bool incnn_flow_reset(struct incnn_flow *f)
 }
 
 /* TCP options (tcpopt.c) */
+struct tcphdr;
 struct incnn_offer {
 	bool seen;		/* an incnn capability option, any form */
 	u16 codecs;		/* codecs usable toward the peer (0: none) */
 };
 
 u16 incnn_tcpopt_codecs(void);
-bool incnn_tcpopt_add(struct sk_buff *skb, u16 codecs);
+int incnn_tcpopt_add(struct sk_buff *skb, u16 codecs);
+bool incnn_tcpopt_signed(const struct tcphdr *th);
 void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer);
 int incnn_tcpopt_frame_find(const struct sk_buff *skb);
 bool incnn_tcpopt_frame_room(const struct sk_buff *skb);

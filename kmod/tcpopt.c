@@ -2,8 +2,10 @@
 /*
  * incnn's two TCP options (RFC 6994 experimental option kind 253, see
  * uapi/linux/incnn.h): the capability option, added to our SYN and
- * SYN-ACK when rx is enabled and stripped from the peer's before TCP
- * sees it, and the frame option that marks a framed data segment.
+ * SYN-ACK when compression can happen (docs/wire-format.md) and stripped
+ * from the peer's before TCP sees it, and the frame option that marks a
+ * framed data segment. A segment signed with TCP-MD5 or TCP-AO is never
+ * changed: the signature covers its header length, options and payload.
  */
 #include <linux/module.h>
 #include <linux/tcp.h>
@@ -12,6 +14,7 @@
 
 #include "incnn.h"
 #include "codec/frame.h"
+#include "codec/tcpopt_scan.h"
 
 /*
  * The codecs this host offers to decode (bit c: codec id c), of those
@@ -35,10 +38,11 @@ u16 incnn_tcpopt_codecs(void)
 
 /*
  * Append the capability option offering @codecs to a SYN or SYN-ACK
- * without payload. The skb must be writable and linear. Returns false
- * when there is no room.
+ * without payload. Returns 0, -ENOSPC when the segment has no room for
+ * it (or carries data), -ENOMEM when the skb could not be made writable
+ * or grown.
  */
-bool incnn_tcpopt_add(struct sk_buff *skb, u16 codecs)
+int incnn_tcpopt_add(struct sk_buff *skb, u16 codecs)
 {
 	unsigned int thoff = skb_transport_offset(skb);
 	struct tcphdr *th = tcp_hdr(skb);
@@ -46,10 +50,13 @@ bool incnn_tcpopt_add(struct sk_buff *skb, u16 codecs)
 
 	if (!codecs || th->doff * 4 + INCNN_TCPOPT_LEN > 60 ||
 	    skb->len != thoff + th->doff * 4)
-		return false;
+		return -ENOSPC;
+	if (skb_ensure_writable(skb, skb->len))
+		return -ENOMEM;
+	th = tcp_hdr(skb);
 	if (skb_tailroom(skb) < INCNN_TCPOPT_LEN &&
 	    pskb_expand_head(skb, 0, INCNN_TCPOPT_LEN, GFP_ATOMIC))
-		return false;
+		return -ENOMEM;
 	opt = skb_put(skb, INCNN_TCPOPT_LEN);
 	opt[0] = INCNN_TCPOPT_KIND;
 	opt[1] = INCNN_TCPOPT_LEN;
@@ -61,46 +68,27 @@ bool incnn_tcpopt_add(struct sk_buff *skb, u16 codecs)
 	th->doff += INCNN_TCPOPT_LEN / 4;
 	incnn_ipv4_set_len(skb);
 	incnn_tcp4_fix_csum(skb);
-	return true;
+	return 0;
+}
+
+/* incnn_tcpopt_scan() of a linear TCP header's options */
+static void tcpopt_scan(const struct tcphdr *th, struct incnn_tcpopt_scan *s)
+{
+	incnn_tcpopt_scan((const u8 *)(th + 1), th->doff * 4 - sizeof(*th), s);
 }
 
 /*
- * Walk the options of a TCP header (linear) and return the offset from
- * the header of the first of @kind/@len/@exid, -1 if none; with @exid 0
- * any capability option form matches. *eol is set if an EOL ends them.
+ * Is the segment (linear TCP header) signed with TCP-MD5 (RFC 2385) or
+ * TCP-AO (RFC 5925)? Then nothing of it may change.
  */
-static int tcpopt_find(const struct tcphdr *th, u8 len_want, u16 exid,
-		       bool *eol)
+bool incnn_tcpopt_signed(const struct tcphdr *th)
 {
-	const u8 *p = (const u8 *)(th + 1), *end = (const u8 *)th + th->doff * 4;
+	struct incnn_tcpopt_scan s;
 
-	*eol = false;
-	while (p < end) {
-		u8 kind = p[0], len;
-
-		if (kind == TCPOPT_EOL) {
-			*eol = true;
-			break;
-		}
-		if (kind == TCPOPT_NOP) {
-			p++;
-			continue;
-		}
-		if (end - p < 2)
-			break;
-		len = p[1];
-		if (len < 2 || len > end - p)
-			break;
-		if (kind == INCNN_TCPOPT_KIND && len >= 4 &&
-		    (exid ? len == len_want &&
-			    get_unaligned_be16(p + 2) == exid :
-			    get_unaligned_be16(p + 2) == INCNN_TCPOPT_EXID &&
-			    (len == INCNN_TCPOPT_LEN ||
-			     len == INCNN_TCPOPT_LEN_V1)))
-			return p - (const u8 *)th;
-		p += len;
-	}
-	return -1;
+	if (th->doff <= 5)
+		return false;
+	tcpopt_scan(th, &s);
+	return s.sig;
 }
 
 /*
@@ -108,26 +96,23 @@ static int tcpopt_find(const struct tcphdr *th, u8 len_want, u16 exid,
  * (writable, linear TCP header), read it into @offer and overwrite it
  * with NOPs. The caller fixes the checksum if offer->seen. An option of
  * the earlier 4-byte form, of no frame version we decode, or with
- * reserved bits set offers nothing.
+ * reserved bits set offers nothing. A signed segment is left as it is
+ * and offers nothing.
  */
 void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer)
 {
 	struct tcphdr *th = tcp_hdr(skb);
-	bool eol;
-	int off;
+	struct incnn_tcpopt_scan s;
 	u8 *p;
 
 	offer->seen = false;
 	offer->codecs = 0;
-	off = tcpopt_find(th, 0, 0, &eol);
-	if (off < 0)
+	tcpopt_scan(th, &s);
+	if (s.cap < 0 || s.sig)
 		return;
-	p = (u8 *)th + off;
+	p = (u8 *)(th + 1) + s.cap;
 	offer->seen = true;
-	if (p[1] == INCNN_TCPOPT_LEN && (p[4] & BIT(INCNN_FRAME_VERSION)) &&
-	    !p[5])
-		offer->codecs = get_unaligned_be16(p + 6) &
-				GENMASK(INCNN_CODEC_MAX, 1);
+	offer->codecs = incnn_tcpopt_cap_codecs(p);
 	memset(p, TCPOPT_NOP, p[1]);
 }
 
@@ -138,14 +123,13 @@ void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer)
 int incnn_tcpopt_frame_find(const struct sk_buff *skb)
 {
 	const struct tcphdr *th = tcp_hdr(skb);
-	bool eol;
-	int off;
+	struct incnn_tcpopt_scan s;
 
 	if (th->doff <= 5)
 		return -1;
-	off = tcpopt_find(th, INCNN_TCPOPT_FRAME_LEN, INCNN_TCPOPT_FRAME_EXID,
-			  &eol);
-	return off < 0 ? -1 : skb_transport_offset(skb) + off;
+	tcpopt_scan(th, &s);
+	return s.frame < 0 ? -1 :
+	       skb_transport_offset(skb) + sizeof(*th) + s.frame;
 }
 
 /*
@@ -155,10 +139,10 @@ int incnn_tcpopt_frame_find(const struct sk_buff *skb)
 bool incnn_tcpopt_frame_room(const struct sk_buff *skb)
 {
 	const struct tcphdr *th = tcp_hdr(skb);
-	bool eol;
+	struct incnn_tcpopt_scan s;
 
 	if (th->doff * 4 + INCNN_TCPOPT_FRAME_LEN > 60)
 		return false;
-	tcpopt_find(th, INCNN_TCPOPT_FRAME_LEN, INCNN_TCPOPT_FRAME_EXID, &eol);
-	return !eol;
+	tcpopt_scan(th, &s);
+	return !s.eol && !s.sig;
 }

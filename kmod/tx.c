@@ -28,46 +28,95 @@ static int tx_bound_if(const struct sock *sk)
 }
 
 /*
- * Our own SYN or SYN-ACK: learn the flow, offer rx. A SYN with an ISN the
- * flow does not know starts a new incarnation of the tuple: nothing of
- * the previous one (ISN, anchor, rule, offers) survives. A SYN-ACK keeps
- * the peer's offer only if it answers the SYN that offer came with. A
- * flow that offers holds a module reference (incnn_flow_pin()).
+ * What our SYN or SYN-ACK offers (docs/wire-format.md), f->lock held:
+ * a retransmission (same ISN) exactly what the first transmission
+ * carried, whatever rx, the rules or rx_codecs say now, so that the flow
+ * decodes what the peer read from whichever copy reached it; else,
+ * with rx on and the segment not signed (TCP-MD5/AO), a SYN whose DSCP
+ * has a rule of the namespace, and a SYN-ACK that answers a SYN that
+ * offered (@fresh: it answers no SYN the flow knows).
  */
-static void tx_syn(struct incnn_net *in, const struct incnn_config *cfg,
-		   struct sk_buff *skb)
+static u16 tx_syn_codecs(const struct incnn_config *cfg,
+			 const struct incnn_flow *f, const struct sk_buff *skb,
+			 bool fresh)
+{
+	const struct tcphdr *th = tcp_hdr(skb);
+
+	if ((f->flags & INCNN_FLOW_F_ISN) && f->isn == ntohl(th->seq))
+		return f->flags & INCNN_FLOW_F_OFFERED ? f->rx_codecs : 0;
+	if (!cfg->rx || incnn_tcpopt_signed(th))
+		return 0;
+	if (!th->ack)
+		return cfg->rules[ipv4_get_dsfield(ip_hdr(skb)) >> 2].codec ?
+		       incnn_tcpopt_codecs() : 0;
+	return !fresh && (f->flags & INCNN_FLOW_F_PEER_RX) ?
+	       incnn_tcpopt_codecs() : 0;
+}
+
+/*
+ * Does our SYN or SYN-ACK start a new incarnation of the tuple? A SYN
+ * with an ISN the flow does not know does: nothing of the previous one
+ * (ISN, anchor, rule, offers) survives; a SYN-ACK keeps the peer's offer
+ * only if it answers the SYN that offer came with. f->lock held.
+ */
+static bool tx_syn_fresh(const struct incnn_flow *f, const struct tcphdr *th)
+{
+	if (f->flags & INCNN_FLOW_F_ISN)
+		return f->isn != ntohl(th->seq);
+	return !th->ack || !(f->flags & INCNN_FLOW_F_PEER_SYN) ||
+	       f->peer_isn + 1 != ntohl(th->ack_seq);
+}
+
+/*
+ * Our own SYN or SYN-ACK: learn the flow, offer rx (tx_syn_codecs()).
+ * The flow records the offer of the first transmission of its ISN, as it
+ * left: a SYN whose option could not be added for want of memory is
+ * dropped (TCP sends it again) rather than sent without it. A flow that
+ * offers holds a module reference (incnn_flow_pin()).
+ */
+static unsigned int tx_syn(struct incnn_net *in,
+			   const struct incnn_config *cfg, struct sk_buff *skb)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
-	u16 codecs = cfg->rx ? incnn_tcpopt_codecs() : 0;
 	struct incnn_flow *f;
-	bool offered = false, reset = false;
+	bool reset = false;
+	u16 codecs;
+	int err;
 	u32 seq;
 
 	f = incnn_flow_get(in, cfg, iph->saddr, iph->daddr, th->source,
 			   th->dest);
 	/* offer rx only for a flow we can decode: one in the table */
 	if (!f)
-		return;
-	if (codecs && incnn_flow_pin(f) &&
-	    !skb_ensure_writable(skb, skb->len))
-		offered = incnn_tcpopt_add(skb, codecs);
+		return NF_ACCEPT;
+	spin_lock(&f->lock);
+	codecs = tx_syn_codecs(cfg, f, skb, tx_syn_fresh(f, th));
+	spin_unlock(&f->lock);
+	err = codecs && incnn_flow_pin(f) ? incnn_tcpopt_add(skb, codecs) :
+	      -ENOSPC;
+	if (err == -ENOMEM) {
+		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
+		return NF_DROP;
+	}
 	th = tcp_hdr(skb);
 	seq = ntohl(th->seq);
 	WRITE_ONCE(f->bound_if, tx_bound_if(skb->sk));
 	spin_lock(&f->lock);
-	if ((f->flags & INCNN_FLOW_F_ISN) ? f->isn != seq :
-	    !th->ack || !(f->flags & INCNN_FLOW_F_PEER_SYN) ||
-	    f->peer_isn + 1 != ntohl(th->ack_seq))
+	if (tx_syn_fresh(f, th))
 		reset = incnn_flow_reset(f);
-	if (!(f->flags & INCNN_FLOW_F_ISN))
-		f->rx_codecs = offered ? codecs : 0;
-	f->flags |= INCNN_FLOW_F_ISN | (offered ? INCNN_FLOW_F_OFFERED : 0);
+	if (!(f->flags & INCNN_FLOW_F_ISN)) {
+		f->rx_codecs = err ? 0 : codecs;
+		if (!err)
+			f->flags |= INCNN_FLOW_F_OFFERED;
+	}
+	f->flags |= INCNN_FLOW_F_ISN;
 	f->isn = seq;
 	WRITE_ONCE(f->last, jiffies);
 	spin_unlock(&f->lock);
 	if (reset)
 		incnn_stat_inc(in, INCNN_STAT_FLOWS_RESET);
+	return NF_ACCEPT;
 }
 
 /*
@@ -584,10 +633,8 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	hlen = skb_transport_offset(skb) + th->doff * 4;
 	cfg = rcu_dereference(in->cfg);
 
-	if (th->syn) {
-		tx_syn(in, cfg, skb);
-		return NF_ACCEPT;
-	}
+	if (th->syn)
+		return tx_syn(in, cfg, skb);
 	if (th->fin || th->rst) {
 		f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
 				      th->dest);
@@ -604,7 +651,13 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	}
 	if (!cfg->tx)
 		return NF_ACCEPT;
-	f = tx_flow(in, cfg, skb, dscp, &mode);
+	/* signed (TCP-MD5/AO): any change would fail the peer's check */
+	if (incnn_tcpopt_signed(th)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_SIGNED);
+		f = NULL;
+	} else {
+		f = tx_flow(in, cfg, skb, dscp, &mode);
+	}
 	if (!f) {
 		incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
 		incnn_stat_add(in, INCNN_STAT_TX_BYTES, skb->len - hlen);

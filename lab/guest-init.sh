@@ -116,6 +116,11 @@ done
 mkdir -p $R/run/netns $R/run/lock $R/run/user $R/run/incnn-vm $R/tmp/out
 chmod 1777 $R/run/lock
 mount9p incnnout $R/tmp/out "rw"
+# another kernel than the host's (vm.sh INCNN_VM_KERNEL): its modules
+if [ -r /ctl/moddir ]; then
+	read -r moddir </ctl/moddir
+	mount -o bind "$R$moddir" $R/lib/modules || die "cannot mount $moddir on /lib/modules"
+fi
 cp /ctl/cmd.sh $R/run/incnn-vm/cmd.sh || die "cannot copy cmd.sh"
 
 # The kernel's usermode helpers (module auto-loading: request_module() ->

@@ -28,6 +28,13 @@
 #   INCNN_BUILD        build dir (default <repo>/build); the VM uses $INCNN_BUILD/vm
 #   INCNN_VM_ABI       kernel ABI to boot (default: resolved from the installed
 #                      linux-image-amd64 package, e.g. 6.1.0-56-amd64)
+#   INCNN_VM_KERNEL    boot this kernel image instead of /boot/vmlinuz-$ABI
+#                      (make check-debug's); needs INCNN_VM_ABI (its release)
+#                      and INCNN_VM_MODROOT
+#   INCNN_VM_MODROOT   the tree holding lib/modules/$ABI of that kernel
+#                      (modules_install's INSTALL_MOD_PATH): read for the
+#                      initramfs, and bind-mounted over the guest's
+#                      /lib/modules (modprobe)
 #   INCNN_VM_DMESG_IGNORE  extended regex; dmesg lines matching it are not
 #                      counted as kernel problems
 #   All host variables named INCNN_* and CI are passed to COMMAND.
@@ -140,6 +147,12 @@ done
 [ -n "$BUSYBOX" ] || need_pkg "a statically linked busybox" busybox-static
 
 ABI=${INCNN_VM_ABI:-}
+MODROOT=${INCNN_VM_MODROOT:-}
+if [ -n "${INCNN_VM_KERNEL:-}" ]; then
+	[ -n "$ABI" ] && [ -n "$MODROOT" ] ||
+		die 2 "INCNN_VM_KERNEL needs INCNN_VM_ABI and INCNN_VM_MODROOT"
+	case $MODROOT in /*) ;; *) MODROOT=$PWD/$MODROOT ;; esac
+fi
 if [ -z "$ABI" ]; then
 	command -v dpkg-query >/dev/null || die 2 "dpkg-query not found: cannot resolve the kernel ABI (set INCNN_VM_ABI)"
 	deps=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null) ||
@@ -148,8 +161,8 @@ if [ -z "$ABI" ]; then
 	ABI=${ABI%-unsigned}
 	[ -n "$ABI" ] || die 2 "cannot resolve the kernel ABI from linux-image-amd64's Depends: '$deps'"
 fi
-KERNEL=/boot/vmlinuz-$ABI
-MODDIR=/lib/modules/$ABI
+KERNEL=${INCNN_VM_KERNEL:-/boot/vmlinuz-$ABI}
+MODDIR=$MODROOT/lib/modules/$ABI
 [ -r "$KERNEL" ] || need_pkg "readable kernel image $KERNEL" "linux-image-$ABI"
 [ -r "$MODDIR/modules.dep" ] || need_pkg "$MODDIR/modules.dep" "linux-image-$ABI"
 
@@ -276,6 +289,8 @@ echo "$NONCE" >"$CTL/nonce"
 # Host paths the guest must still see under its tmpfs mounts (/tmp,
 # /var/tmp, /run): a checkout in /tmp, a build dir there.
 printf '%s\n' "$REPO" "$BUILD" >"$CTL/keep"
+# another kernel's modules: the guest mounts them over /lib/modules
+[ -z "$MODROOT" ] || printf '%s\n' "$MODROOT/lib/modules" >"$CTL/moddir"
 
 shq() { # single-quote for POSIX sh
 	printf "'%s'" "${1//\'/\'\\\'\'}"

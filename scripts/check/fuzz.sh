@@ -7,7 +7,8 @@ build=$1 secs=$2
 shift 2
 bin=$build/fuzz/bin
 corpus=$build/fuzz/corpus
-[ -d "$corpus/fuzz_frame" ] || "$bin/gen_corpus" "$corpus"
+[ -d "$corpus/fuzz_frame" ] && [ -d "$corpus/fuzz_tcpopt" ] ||
+	"$bin/gen_corpus" "$corpus"
 for name in "$@"; do
 	mkdir -p "$corpus/$name" "$build/fuzz/crashes"
 	echo "fuzz: $name for $secs s"

@@ -1178,6 +1178,7 @@ TEST(setup_messages)
 	coll_hello_encode(&h, buf);
 	EXPECT_EQ(0, memcmp(buf, hello_bytes, sizeof(hello_bytes)));
 	ASSERT_EQ(0, coll_hello_decode(buf, COLL_HELLO_LEN, &h2));
+	/* field by field: the struct's padding is not part of the message */
 	EXPECT_EQ(h.version, h2.version);
 	EXPECT_EQ(h.rank, h2.rank);
 	EXPECT_EQ(h.world, h2.world);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Write the fuzzers' seed corpus: valid frames and codec inputs for every
- * codec on gradient-like and adversarial data.
- * Usage: gen_corpus DIR   (writes DIR/fuzz_frame/ and DIR/fuzz_codec/)
+ * codec on gradient-like and adversarial data, and TCP option spaces as
+ * Linux sends them with and without incnn's options.
+ * Usage: gen_corpus DIR   (writes DIR/fuzz_frame/, DIR/fuzz_codec/ and
+ * DIR/fuzz_tcpopt/)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,21 @@ static int write_file(const char *dir, const char *sub, int i,
 	return 0;
 }
 
+/* TCP option spaces: a Linux SYN (MSS, SACK_PERM, TS, NOP, WS) with the
+ * capability option, the same signed with TCP-MD5, the old 4-byte form, a
+ * data segment's timestamps with the frame option, an EOL before it */
+static const uint8_t tcpopt_seeds[][40] = {
+	{ 2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+	  253, 8, 0x1c, 0x4e, 0x02, 0, 0, 0x1e },
+	{ 1, 1, 19, 18, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	  16, 2, 4, 5, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7, 253, 8, 0x1c, 0x4e,
+	  0x02, 0, 0, 0x06 },
+	{ 2, 4, 5, 0xb4, 253, 4, 0x1c, 0x4e },
+	{ 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 253, 4, 0x1c, 0x4f },
+	{ 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 253, 4, 0x1c, 0x4f },
+};
+static const size_t tcpopt_lens[] = { 28, 40, 8, 16, 18 };
+
 int main(int argc, char **argv)
 {
 	static const double scales[] = { 1e-3, 1e-2, 1 };
@@ -46,6 +63,13 @@ int main(int argc, char **argv)
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/fuzz_codec", argv[1]);
 	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/fuzz_tcpopt", argv[1]);
+	mkdir(path, 0755);
+	for (size_t i = 0; i < sizeof(tcpopt_lens) / sizeof(tcpopt_lens[0]);
+	     i++)
+		if (write_file(argv[1], "fuzz_tcpopt", (int)i, tcpopt_seeds[i],
+			       tcpopt_lens[i]))
+			return 1;
 
 	incnn_rng_seed(&r, 42);
 	for (unsigned int id = 1; id <= INCNN_CODEC_MAX; id++) {

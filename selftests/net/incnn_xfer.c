@@ -8,19 +8,21 @@
  *	(-T: mark the accepted socket with TOS before reading)
  *   incnn_xfer send -c ADDR -p PORT [-T TOS] [-P N] [-m before|after] IN
  *	send IN. -T marks the socket; -m before (default) sets the ToS
- *	before connect, -m after sends the first N bytes (-P) unmarked,
- *	waits until the peer acknowledged them (SIOCOUTQ == 0) and only
- *	then sets the ToS.
+ *	before connect, -m after connects marked (the SYN offers rx, see
+ *	docs/wire-format.md), clears the ToS, sends the first N bytes (-P)
+ *	unmarked, waits until the peer acknowledged them (SIOCOUTQ == 0)
+ *	and only then sets the ToS again (what the collective library does).
  *   incnn_xfer serve [-b ADDR] -p PORT [-T TOS] [-n COUNT] IN
  *	accept COUNT connections (default 1) one after the other and send
  *	IN on each (-T: marked), then close it after the peer did: the
  *	server side, not the client, keeps the tuple in TIME_WAIT
- *   incnn_xfer fetch -c ADDR -p PORT -B LPORT OUT
+ *   incnn_xfer fetch -c ADDR -p PORT -B LPORT [-T TOS] OUT
  *	connect from local port LPORT (SO_REUSEADDR) and write everything
- *	received to OUT
+ *	received to OUT (-T: mark the socket before connect)
  *
  * Common options: -I IFNAME binds the socket(s) to a device
- * (SO_BINDTODEVICE, e.g. a VRF). send -Z N sends N zero bytes instead
+ * (SO_BINDTODEVICE, e.g. a VRF); -K KEY signs the connection with TCP-MD5
+ * (RFC 2385) with KEY for any peer address (send, recv). send -Z N sends N zero bytes instead
  * of a file (IN is then "-"); recv -Z 1 checks instead of storing: OUT gets
  * one line "bytes N nonzero M" (M bytes that were not zero).
  *
@@ -32,6 +34,7 @@
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,7 @@ static int fail(const char *what)
 struct xopts {
 	const char *ifname;	/* -I */
 	long long zeros;	/* -Z: send: bytes; recv: > 0 to check */
+	const char *md5key;	/* -K */
 };
 
 static int set_tos(int fd, int tos)
@@ -59,12 +63,27 @@ static int set_tos(int fd, int tos)
 	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
 }
 
+/* -I and -K: the device to bind to, the TCP-MD5 key for any peer */
 static int bind_dev(int fd, const struct xopts *o)
 {
-	if (!o->ifname)
+	struct tcp_md5sig md5 = { .tcpm_flags = TCP_MD5SIG_FLAG_PREFIX };
+	size_t klen;
+
+	if (o->ifname && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE,
+				    o->ifname, strlen(o->ifname)))
+		return -1;
+	if (!o->md5key)
 		return 0;
-	return setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, o->ifname,
-			  strlen(o->ifname));
+	klen = strlen(o->md5key);
+	if (klen > TCP_MD5SIG_MAXKEYLEN) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* prefix length 0: the key is for every IPv4 peer */
+	md5.tcpm_addr.ss_family = AF_INET;
+	md5.tcpm_keylen = klen;
+	memcpy(md5.tcpm_key, o->md5key, klen);
+	return setsockopt(fd, IPPROTO_TCP, TCP_MD5SIG_EXT, &md5, sizeof(md5));
 }
 
 /* -Z: N zero bytes, 1 MiB at a time */
@@ -116,12 +135,15 @@ static int do_send(const char *addr, int port, int tos, long pre,
 	if (fd < 0)
 		return fail("socket");
 	if (bind_dev(fd, o))
-		return fail("SO_BINDTODEVICE");
-	if (tos >= 0 && !after && set_tos(fd, tos))
+		return fail("SO_BINDTODEVICE/TCP_MD5SIG");
+	if (tos >= 0 && set_tos(fd, tos))
 		return fail("IP_TOS");
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return fail("connect");
 	if (after) {
+		/* the SYN was marked: it offered rx; the preamble is not */
+		if (tos >= 0 && set_tos(fd, 0))
+			return fail("IP_TOS");
 		if (send_all(fd, buf, pre) || wait_acked(fd, 10000))
 			return fail("preamble");
 		if (tos >= 0 && set_tos(fd, tos))
@@ -274,7 +296,8 @@ static int do_serve(const char *addr, int port, int tos, long count,
 	return 0;
 }
 
-static int do_fetch(const char *addr, int port, int lport, const char *out)
+static int do_fetch(const char *addr, int port, int lport, int tos,
+		    const char *out)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct sockaddr_in la = { .sin_family = AF_INET };
@@ -291,6 +314,8 @@ static int do_fetch(const char *addr, int port, int lport, const char *out)
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&la, sizeof(la)))
 		return fail("bind");
+	if (tos >= 0 && set_tos(fd, tos))
+		return fail("IP_TOS");
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return fail("connect");
 	if (read_to(fd, out))
@@ -311,7 +336,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:n:B:I:Z:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:n:B:I:Z:K:")) != -1) {
 		switch (opt) {
 		case 'b':
 		case 'c':
@@ -341,6 +366,9 @@ int main(int argc, char **argv)
 		case 'Z':
 			o.zeros = atoll(optarg);
 			break;
+		case 'K':
+			o.md5key = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -357,7 +385,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "serve"))
 		return do_serve(addr, port, tos, count, argv[optind]);
 	if (!strcmp(argv[1], "fetch") && addr && lport > 0)
-		return do_fetch(addr, port, lport, argv[optind]);
+		return do_fetch(addr, port, lport, tos, argv[optind]);
 	fprintf(stderr, "incnn_xfer: bad arguments\n");
 	return 2;
 }

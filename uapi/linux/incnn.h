@@ -256,6 +256,7 @@ enum incnn_stat {
 	INCNN_STAT_TX_ALIGNED,		/* segments moved to the float grid */
 	INCNN_STAT_TX_CUT_RAW,		/* cut floats recorded raw */
 	INCNN_STAT_TX_DROP_CUT,		/* dropped: cut float not completable */
+	INCNN_STAT_TX_RAW_SIGNED,	/* raw: segment signed (TCP-MD5/AO) */
 	__INCNN_STAT_MAX
 };
 

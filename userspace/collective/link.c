@@ -96,9 +96,18 @@ static int cm_out_start(struct cm_setup *st, struct cm_link *l)
 	cm_hello(st, l);
 	l->n = 0;
 	l->state = CM_CONNECTING;
+	/*
+	 * The SYN goes out marked: it offers to decode only when its DSCP
+	 * has a rule (docs/wire-format.md); retransmissions repeat that
+	 * offer whatever the mark. Unmarked again before the hello.
+	 */
+	if (c->tos && incnn_coll_set_tos(l->fd, c->tos))
+		return CM_RETRY;
 	if (connect(l->fd, &l->addr.sa, coll_sa_len(&l->addr)) == 0)
 		l->state = CM_HELLO;
 	else if (errno != EINPROGRESS)
+		return CM_RETRY;
+	if (c->tos && incnn_coll_set_tos(l->fd, 0))
 		return CM_RETRY;
 	return CM_NEXT;
 }

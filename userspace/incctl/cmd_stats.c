@@ -47,6 +47,7 @@ static const char *const stat_names[__INCNN_STAT_MAX] = {
 	[INCNN_STAT_TX_ALIGNED] = "tx_aligned",
 	[INCNN_STAT_TX_CUT_RAW] = "tx_cut_raw",
 	[INCNN_STAT_TX_DROP_CUT] = "tx_drop_cut",
+	[INCNN_STAT_TX_RAW_SIGNED] = "tx_raw_signed",
 };
 
 /* Counters a newer kernel may add are kept and shown as "stat_N". */

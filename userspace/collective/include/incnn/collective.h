@@ -15,9 +15,11 @@
  * Data transport: one TCP connection per ring neighbour (each rank sends
  * to its successor and receives from its predecessor), and for the
  * worker-aggregator baseline one connection between each worker and rank
- * 0. The connecting side sends a 24-byte identification unmarked, waits
- * for the acceptor's one-byte acknowledgement and for SIOCOUTQ == 0 (every
- * byte acknowledged), and only then sets IP_TOS: a marked socket carries
+ * 0. The connecting side connects with IP_TOS set (its SYN offers the
+ * module's capability option only when marked), clears it, sends a 24-byte
+ * identification unmarked, waits for the acceptor's one-byte
+ * acknowledgement and for SIOCOUTQ == 0 (every byte acknowledged), and
+ * only then sets IP_TOS again: a marked socket carries
  * nothing but whole fp32 values, starting at the module's float-grid
  * anchor. The store connections are never marked. Sockets are
  * nonblocking and poll()-driven, so sending to the successor, receiving
