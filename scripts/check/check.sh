@@ -184,8 +184,15 @@ for t in install-tree dkms pip; do
 done
 
 note "datapath tests in the VM (QEMU/TCG, one boot)"
+rm -rf "$build/vm/net-out/wireshark"
 VM_CHECK_TIMEOUT=${VM_CHECK_TIMEOUT:-2400} "$src/selftests/net/vm-check.sh" >"$logs/vm-check.log" 2>&1
 grep -E '^(not )?ok ' "$logs/vm-check.log" | sed 's/^/   /' | tail -n 60
 count_ktap "$logs/vm-check.log"
+
+note "Wireshark dissector on the VM's capture of the module (selftests/net/wireshark.sh)"
+"$src/selftests/wireshark/capture.sh" "$build/vm/net-out/wireshark" \
+	>"$logs/wireshark-capture.log" 2>&1
+grep -E '^(not )?ok ' "$logs/wireshark-capture.log" | sed 's/^/   /'
+count_ktap "$logs/wireshark-capture.log"
 
 finish

@@ -13,13 +13,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import traceback
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import ktap  # noqa: E402  (selftests/ktap.py)
+
 LINKS = os.path.join(HERE, "..", "..", "scripts", "check", "links.py")
 
-TESTS: List[Tuple[str, Callable[[], None]]] = []
 
 GOOD: Dict[str, str] = {
     "README.md": (
@@ -39,12 +40,6 @@ GOOD: Dict[str, str] = {
     "src/a.c": "int a;\n",
 }
 
-
-def test(name: str) -> Callable:
-    def add(fn: Callable[[], None]) -> Callable[[], None]:
-        TESTS.append((name, fn))
-        return fn
-    return add
 
 
 def check(extra: Dict[str, str]) -> Tuple[int, List[str]]:
@@ -70,45 +65,45 @@ def expect_broken(extra: Dict[str, str], lines: List[str]) -> None:
     assert out == lines + [f"{files} files, {len(lines)} broken links"], out
 
 
-@test("good links pass")
+@ktap.test("good links pass")
 def t_good() -> None:
     rc, out = check({})
     assert (rc, out) == (0, ["2 files, 0 broken links"]), (rc, out)
 
 
-@test("missing file fails")
+@ktap.test("missing file fails")
 def t_missing_file() -> None:
     expect_broken({"docs/new.md": "x\n\nsee [it](gone.md) and [img](../nope.png)\n"},
                   ["docs/new.md:3: gone.md: no such file",
                    "docs/new.md:3: ../nope.png: no such file"])
 
 
-@test("missing anchor in another file fails")
+@ktap.test("missing anchor in another file fails")
 def t_missing_anchor() -> None:
     expect_broken({"x.md": "[a](docs/guide.md#a-part-with-code-)\n"},
                   ["x.md:1: docs/guide.md#a-part-with-code-: "
                    "no anchor #a-part-with-code- in docs/guide.md"])
 
 
-@test("missing anchor in the same file fails")
+@ktap.test("missing anchor in the same file fails")
 def t_missing_self_anchor() -> None:
     expect_broken({"x.md": "# One\n[a](#one) [b](#two)\n"},
                   ["x.md:2: #two: no anchor #two in x.md"])
 
 
-@test("third duplicate heading anchor does not exist")
+@ktap.test("third duplicate heading anchor does not exist")
 def t_duplicates() -> None:
     expect_broken({"x.md": "[a](docs/guide.md#same-2)\n"},
                   ["x.md:1: docs/guide.md#same-2: no anchor #same-2 in docs/guide.md"])
 
 
-@test("broken reference definition fails")
+@ktap.test("broken reference definition fails")
 def t_refdef() -> None:
     expect_broken({"x.md": "[t][r]\n\n[r]: docs/missing.md\n"},
                   ["x.md:3: docs/missing.md: no such file"])
 
 
-@test("untracked files are not checked")
+@ktap.test("untracked files are not checked")
 def t_untracked() -> None:
     with tempfile.TemporaryDirectory() as root:
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
@@ -123,7 +118,7 @@ def t_untracked() -> None:
         assert res.returncode == 1, res
 
 
-@test("a file that does not exist is a usage error")
+@ktap.test("a file that does not exist is a usage error")
 def t_usage() -> None:
     res = subprocess.run([sys.executable, LINKS, "/nonexistent/x.md"],
                          capture_output=True, text=True, check=False)
@@ -131,24 +126,5 @@ def t_usage() -> None:
     assert res.stderr == "links.py: no such file: /nonexistent/x.md\n", res.stderr
 
 
-def main() -> int:
-    print("KTAP version 1")
-    print(f"1..{len(TESTS)}")
-    fails = 0
-    for n, (name, fn) in enumerate(TESTS, 1):
-        try:
-            fn()
-            print(f"ok {n} {name}")
-        except Exception:               # noqa: BLE001 - reported
-            fails += 1
-            for ln in traceback.format_exc().rstrip().split("\n"):
-                print(f"# {ln}")
-            print(f"not ok {n} {name}")
-        sys.stdout.flush()
-    print(f"# Totals: pass:{len(TESTS) - fails} fail:{fails} xfail:0 "
-          "xpass:0 skip:0 error:0")
-    return 1 if fails else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ktap.run())

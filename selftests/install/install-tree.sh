@@ -61,6 +61,7 @@ check "file modes (programs and library 0755, the rest 0644)" modes
 links="$(readlink "$dest/$pre/lib/libincnn.so") $(readlink "$dest/$pre/lib/libincnn.so.0")"
 check "library symlinks" [ "$links" = "libincnn.so.0 libincnn.so.0.1.0" ]
 
+# shellcheck disable=SC2016 # ${prefix} is literal pkg-config syntax
 printf '%s\n' "prefix=/$pre" 'libdir=${prefix}/lib' \
 	'includedir=${prefix}/include' >"$tmp/pc"
 head -n 3 "$dest/$pre/lib/pkgconfig/incnn.pc" >"$tmp/pc.got"

@@ -17,25 +17,20 @@ import struct
 import subprocess
 import sys
 import tempfile
-import traceback
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import ktap  # noqa: E402  (selftests/ktap.py)
+
 LUA = os.path.join(HERE, "..", "..", "contrib", "wireshark", "incnn.lua")
 
-TESTS: List[Tuple[str, Callable[[], None]]] = []
 ISN_A, ISN_B = 1000, 5000
 
 CAP = struct.pack(">BBHBBH", 253, 8, 0x1C4E, 0x02, 0, 0x001E)
 FOPT = struct.pack(">BBH", 253, 4, 0x1C4F)
 NOP2 = b"\x01\x01"
 
-
-def test(name: str) -> Callable:
-    def add(fn: Callable[[], None]) -> Callable[[], None]:
-        TESTS.append((name, fn))
-        return fn
-    return add
 
 
 def frame(codec: int, param: int, dscp: int, orig: int, head: bytes,
@@ -81,6 +76,7 @@ _cache: Dict[str, List[List[str]]] = {}
 
 def tshark(fields: List[str], dfilter: str = "incnn") -> List[List[str]]:
     """One row per packet that matches @dfilter, the values of @fields."""
+    assert shutil.which("tshark"), "tshark is not installed (scripts/check/deps.sh vm)"
     key = " ".join(fields) + "|" + dfilter
     if key in _cache:
         return _cache[key]
@@ -120,7 +116,7 @@ def fields(num: int, *names: str) -> List[str]:
     return [row[FIELDS.index(n)] for n in names]
 
 
-@test("capability options of SYN and SYN-ACK")
+@ktap.test("capability options of SYN and SYN-ACK")
 def t_cap() -> None:
     names = ("incnn.cap.versions", "incnn.cap.reserved", "incnn.cap.codecs",
              "incnn.cap.codec")
@@ -129,7 +125,7 @@ def t_cap() -> None:
     assert fields(2, *names) == want, fields(2, *names)
 
 
-@test("frame option and header of an ebq frame")
+@ktap.test("frame option and header of an ebq frame")
 def t_header() -> None:
     got = fields(4, "incnn.version", "incnn.flags", "incnn.codec", "incnn.param",
                  "incnn.setting", "incnn.dscp", "incnn.rsv", "incnn.orig_len",
@@ -137,7 +133,7 @@ def t_header() -> None:
     assert got == ["1", "0x00", "2", "10", "ebq 2^-10", "10", "0x00", "1448", "3"], got
 
 
-@test("head, body and tail of an ebq frame")
+@ktap.test("head, body and tail of an ebq frame")
 def t_parts() -> None:
     got = fields(4, "incnn.head", "incnn.body_len", "incnn.floats", "incnn.tail",
                  "incnn.tail_len", "incnn.ratio")
@@ -146,33 +142,33 @@ def t_parts() -> None:
     assert abs(float(got[5]) - 1448 / 116) < 1e-4, got
 
 
-@test("where the frame sits in the stream (relative seq)")
+@ktap.test("where the frame sits in the stream (relative seq)")
 def t_stream() -> None:
     names = ("incnn.stream.seq", "incnn.stream.nxtseq", "incnn.stream.float_seq")
     assert fields(4, *names) == ["1", "1449", "4"], fields(4, *names)
     assert fields(6, *names) == ["1549", "2549", "1549"], fields(6, *names)
 
 
-@test("the frame holding stream byte 2000, by display filter")
+@ktap.test("the frame holding stream byte 2000, by display filter")
 def t_byte_n() -> None:
     rows = tshark(["frame.number", "incnn.setting"],
                   "incnn.stream.seq <= 2000 && incnn.stream.nxtseq > 2000")
     assert rows == [["6", "lz4"]], rows
 
 
-@test("lz4 frame: no tail, no float count")
+@ktap.test("lz4 frame: no tail, no float count")
 def t_lz4() -> None:
     got = fields(6, "incnn.codec", "incnn.body_len", "incnn.tail_len", "incnn.floats")
     assert got == ["4", "200", "0", ""], got
 
 
-@test("raw segments and the bare ACK are not incnn")
+@ktap.test("raw segments and the bare ACK are not incnn")
 def t_raw() -> None:
     got = [fields(n, "incnn.version", "incnn.cap.versions") for n in (3, 5)]
     assert got == [["", ""], ["", ""]], got
 
 
-@test("unknown version and malformed frames flagged")
+@ktap.test("unknown version and malformed frames flagged")
 def t_expert() -> None:
     v, msg = fields(7, "incnn.version", "_ws.expert.message")
     assert v == "2" and "frame version 2: only version 1 is dissected" in msg.split("|"), msg
@@ -181,26 +177,5 @@ def t_expert() -> None:
     assert fields(8, "incnn.body_len") == [""], fields(8, "incnn.body_len")
 
 
-def main() -> int:
-    print("KTAP version 1")
-    print(f"1..{len(TESTS)}")
-    if not shutil.which("tshark"):
-        print("# tshark is not installed (scripts/check/deps.sh vm)")
-    fails = 0
-    for n, (name, fn) in enumerate(TESTS, 1):
-        try:
-            fn()
-            print(f"ok {n} {name}")
-        except Exception:               # noqa: BLE001 - reported
-            fails += 1
-            for ln in traceback.format_exc().rstrip().split("\n"):
-                print(f"# {ln}")
-            print(f"not ok {n} {name}")
-        sys.stdout.flush()
-    print(f"# Totals: pass:{len(TESTS) - fails} fail:{fails} xfail:0 "
-          "xpass:0 skip:0 error:0")
-    return 1 if fails else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ktap.run())
