@@ -106,7 +106,10 @@ def run(demo: Any, model_name: str, cfg: str, data: Any, steps: int,
                     key = state._layouts[index][1]
                     info = state._comm.bucket_info(key)
                     e = info.exp if info is not None else 0
-                    ratio.add(codec, buf * 2.0 ** e)
+                    # what this rank sends first: divided by N first
+                    # unless the State divides after the sum
+                    div = 1 if state.divide_after else world
+                    ratio.add(codec, buf / div * 2.0 ** e)
                     return f.value()
                 return it.allreduce_hook(state, bucket).then(measure)
             return it.allreduce_hook(state, bucket)

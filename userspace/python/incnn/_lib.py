@@ -149,11 +149,35 @@ def parse_codec(spec: str) -> Tuple[int, int, int]:
     raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
 
 
+PARAM_BOUND, PARAM_BITS = 1, 2      # enum incnn_param_kind
+
+
+def _codec_head(codec_id: int) -> Optional[CodecHead]:
+    """The library's codec table entry (incnn_codec_get), if exported."""
+    try:
+        fn = lib["incnn_codec_get"]     # a private function object
+    except AttributeError:
+        return None
+    fn.restype = ctypes.POINTER(CodecHead)
+    fn.argtypes = [ctypes.c_uint]
+    c = fn(codec_id)
+    return c.contents if c else None
+
+
 def codec_label(codec_id: int, param: int) -> str:
-    """The inverse of parse_codec for what incnn_comm_codec() reports."""
+    """The inverse of parse_codec for what incnn_comm_codec() reports,
+    from the library's codec table (any codec it has)."""
     name = CODEC_NAMES.get(codec_id)
     if not codec_id:
         return "none"
+    head = _codec_head(codec_id)
+    if head is not None and head.name:
+        name = head.name.decode()
+        if head.param.kind == PARAM_BOUND:
+            return f"{name}:2^-{param}"
+        if head.param.kind == PARAM_BITS:
+            return f"{name}:{param}"
+        return name
     if name in ("ebq", "inceptionn"):
         return f"{name}:2^-{param}"
     if name == "trunc":
