@@ -59,3 +59,29 @@ ktap_finish() {
 	[ "$KT_FAIL" -eq 0 ]
 }
 
+
+# --- TCP options on the wire ------------------------------------------
+# syn_counters NS DEV TABLE NAME=MATCH...: named nft counters, at DEV's
+# ingress (netdev family: before any IP hook, so before incnn strips
+# anything), of the SYNs and SYN-ACKs that also match each nft MATCH
+syn_counters() {
+	local ns=$1 dev=$2 table=$3 decl="" rules="" kv
+	shift 3
+	for kv in "$@"; do
+		decl+="	counter ${kv%%=*} {}"$'\n'
+		rules+="		tcp flags syn ${kv#*=} counter name \"${kv%%=*}\""$'\n'
+	done
+	nsx "$ns" nft -f - <<EOF
+table netdev $table {
+$decl	chain in {
+		type filter hook ingress device $dev priority -10;
+$rules	}
+}
+EOF
+}
+
+# nft_packets NS TABLE COUNTER: the packets a named netdev counter saw
+nft_packets() {
+	nsx "$1" nft list counter netdev "$2" "$3" |
+		sed -n 's/.*packets \([0-9]*\).*/\1/p'
+}

@@ -30,26 +30,14 @@ done
 gen_floats "$TMP/f.bin" 50000 43 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
-# SYNs (and SYN-ACKs) with kind 19 / kind 253 arriving at a device
-nft_count() { # ns dev
-	nsx "$1" nft -f - <<EOF
-table netdev md5t {
-	counter k19 {}
-	counter k253 {}
-	chain in {
-		type filter hook ingress device $2 priority 0;
-		tcp flags syn tcp option @19,0,8 19 counter name "k19"
-		tcp flags syn tcp option @253,0,8 253 counter name "k253"
-	}
-}
-EOF
-}
+# SYNs (and SYN-ACKs) with kind 19 / kind 253 arriving at each device
+for d in "$NS_A:va" "$NS_B:vb"; do
+	syn_counters "${d%%:*}" "${d#*:}" md5t "k19=tcp option @19,0,8 19" \
+		"k253=tcp option @253,0,8 253" || fail "nft counters in ${d%%:*}"
+done
 nft_read() { # ns counter
-	nsx "$1" nft list counter netdev md5t "$2" |
-		sed -n 's/.*packets \([0-9]*\).*/\1/p'
+	nft_packets "$1" md5t "$2"
 }
-nft_count "$NS_A" va || fail "nft counters in A"
-nft_count "$NS_B" vb || fail "nft counters in B"
 
 # md5xfer NAME [send options]: B receives with the key, A sends with it
 md5xfer() {

@@ -37,27 +37,14 @@ predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
 # counters of SYNs / SYN-ACKs with kind 253 (any), and with a codec set
 # of exactly inceptionn (0x0002) or ebq (0x0004)
-nft_count() { # ns dev
-	nsx "$1" nft -f - <<EOF
-table netdev synopt {
-	counter k253 {}
-	counter inc {}
-	counter ebq {}
-	chain in {
-		type filter hook ingress device $2 priority -10;
-		tcp flags syn tcp option @253,0,8 253 counter name "k253"
-		tcp flags syn tcp option @253,48,16 0x0002 counter name "inc"
-		tcp flags syn tcp option @253,48,16 0x0004 counter name "ebq"
-	}
-}
-EOF
-}
+for d in "$NS_A:va" "$NS_B:vb"; do
+	syn_counters "${d%%:*}" "${d#*:}" synopt "k253=tcp option @253,0,8 253" \
+		"inc=tcp option @253,48,16 0x0002" \
+		"ebq=tcp option @253,48,16 0x0004" || fail "nft counters in ${d%%:*}"
+done
 nft_read() { # ns counter
-	nsx "$1" nft list counter netdev synopt "$2" |
-		sed -n 's/.*packets \([0-9]*\).*/\1/p'
+	nft_packets "$1" synopt "$2"
 }
-nft_count "$NS_A" va || fail "nft counters in A"
-nft_count "$NS_B" vb || fail "nft counters in B"
 syn0=0
 ack0=0
 # case NAME WANT_SYN WANT_SYNACK [send options]: one transfer; counts the
@@ -139,8 +126,7 @@ timeout "$XFER_TIMEOUT" nsenter --net="/run/netns/$NS_A" \
 	"$TMP/retx.out" &
 fpid=$!
 for _ in $(seq 1 100); do
-	n=$(nsx "$NS_B" nft list counter netdev syndrop n |
-		sed -n 's/.*packets \([0-9]*\).*/\1/p')
+	n=$(nft_packets "$NS_B" syndrop n)
 	[ "${n:-0}" -ge 1 ] && break
 	nap 0.05
 done
