@@ -10,6 +10,7 @@
  * docs/design.md, "Cut floats".
  */
 #include <linux/ip.h>
+#include <linux/netdevice.h>
 #include <linux/tcp.h>
 #include <net/ip.h>
 #include <net/dsfield.h>
@@ -348,13 +349,44 @@ static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 }
 
 /*
+ * Is this the LOCAL_OUT pass that tcp_transmit_skb() runs, with the
+ * socket locked? Every caller of tcp_transmit_skb() holds the socket lock
+ * (owned by the user, or bh_lock_sock() in timers, the TSQ tasklet and
+ * ACK processing), and ip_queue_xmit() -> __ip_local_out() runs the
+ * hooks synchronously, with skb->dev still NULL (TCP clears it). Not
+ * that pass:
+ *  - a second pass of an skb that already went through a device: an
+ *    l3mdev slave's pass after the VRF device's (from vrf_xmit(), after
+ *    the VRF's qdisc if it has one: any context, socket not locked), or
+ *    ipvlan's ip_local_out() after its qdisc;
+ *  - any pass in which a hook before ours ran (none but ours is at
+ *    NF_IP_PRI_FIRST unless added after us, which puts it first): it
+ *    may have queued the skb (NFQUEUE) and reinjected it later.
+ * A VRF device's own pass (skb->dev set by vrf_ip_out_direct() or not)
+ * comes first, from __ip_local_out(): that one is ours.
+ */
+static bool align_locked_pass(const struct sk_buff *skb,
+			      const struct nf_hook_state *state)
+{
+	const struct net_device *out = state->out;
+	const struct nf_hook_entries *e;
+
+	if (sock_net(skb->sk) != state->net)
+		return false;
+	if (!(out && netif_is_l3_master(out)) &&
+	    (skb->dev || (out && netif_is_l3_slave(out))))
+		return false;
+	e = rcu_dereference(state->net->nf.hooks_ipv4[NF_INET_LOCAL_OUT]);
+	return e && e->num_hook_entries &&
+	       e->hooks[0].hook == incnn_tx_align_hook;
+}
+
+/*
  * NF_INET_LOCAL_OUT, NF_IP_PRI_FIRST: a local TCP socket's data segment,
- * before any hook could queue it (NFQUEUE) and reinject it later without
- * the socket lock. Every caller of tcp_transmit_skb() holds the socket
- * lock (owned by the user, or bh_lock_sock() in timers, the TSQ tasklet
- * and ACK processing), and ip_queue_xmit() -> ip_local_out() runs this
- * hook synchronously: the socket's queues may be read here. BH off for
- * the flow lock and the per-CPU counters.
+ * on the pass that holds the socket lock (align_locked_pass()): the
+ * socket's queues may be read here; lockdep checks it. Other passes are
+ * left to the egress hook's checks ("Fallback without the socket" in
+ * docs/design.md). BH off for the flow lock and the per-CPU counters.
  */
 unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
 				 const struct nf_hook_state *state)
@@ -363,8 +395,9 @@ unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
 	unsigned int ret;
 
 	if (!sk || !sk_fullsock(sk) || sk->sk_type != SOCK_STREAM ||
-	    sk->sk_protocol != IPPROTO_TCP)
+	    sk->sk_protocol != IPPROTO_TCP || !align_locked_pass(skb, state))
 		return NF_ACCEPT;
+	sock_owned_by_me(sk);
 	local_bh_disable();
 	ret = align_hook(incnn_pernet(state->net), skb);
 	local_bh_enable();
