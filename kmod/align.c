@@ -6,8 +6,10 @@
  * data written so far ends inside it: that float is recorded raw, and
  * every copy of it travels raw. Runs at NF_INET_LOCAL_OUT before any
  * other hook, inside tcp_transmit_skb() with the socket locked, and
- * reads the bytes a segment needs from the socket's queues. See
- * docs/design.md, "Cut floats".
+ * reads the bytes a segment needs from the socket's queues. A flow that
+ * stops compressing mid-stream keeps the bytes it sent on the grid
+ * (incnn_flow_freeze()). See docs/design.md, "Cut floats" and
+ * "Mid-stream toggles".
  */
 #include <linux/ip.h>
 #include <linux/netdevice.h>
@@ -67,6 +69,23 @@ bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una)
 	}
 	f->raw_from = fl;
 	return false;
+}
+
+/*
+ * The flow stops compressing mid-stream (its rule was deleted, tx was
+ * switched off, or the application changed its mark): every float below
+ * the highest byte ever sent keeps the value it was given, and every
+ * copy of it travels aligned and quantised as before; the flow is raw
+ * from the first float boundary at or after that byte on, for good.
+ * f->lock held.
+ */
+void incnn_flow_freeze(struct incnn_flow *f)
+{
+	s64 end = (f->tx_end + 3) & ~3LL;
+
+	f->flags |= INCNN_FLOW_F_TOGGLED;
+	if (end < f->raw_from)
+		f->raw_from = end;
 }
 
 /* The skb of the socket's queues that holds the stream byte at @seq. */
@@ -257,9 +276,12 @@ static int align_apply(struct sock *sk, struct sk_buff *skb,
 }
 
 /*
- * The flow of a marked data segment that must be aligned: compressed
- * toward the peer with a lossy codec (anchored here if this is its first
- * marked segment, as the egress hook would). NULL otherwise.
+ * The flow of a data segment that must be aligned: compressed toward the
+ * peer with a lossy codec, anchored here if this is its first marked
+ * segment (as the egress hook would), and frozen here if it stopped
+ * compressing since (rule deleted, tx off, mark changed): its bytes
+ * below the highest one sent keep their values (incnn_flow_freeze()).
+ * NULL otherwise.
  */
 static struct incnn_flow *align_flow(struct incnn_net *in,
 				     const struct sk_buff *skb)
@@ -270,23 +292,27 @@ static struct incnn_flow *align_flow(struct incnn_net *in,
 	const u32 want = INCNN_FLOW_F_ANCHORED | INCNN_FLOW_F_PEER_RX;
 	const struct incnn_codec *c;
 	struct incnn_flow *f;
-	u8 dscp = ipv4_get_dsfield(iph) >> 2, fdscp, codec;
+	u8 dscp = ipv4_get_dsfield(iph) >> 2, codec;
+	bool marked = cfg->tx && cfg->rules[dscp].codec;
 	u32 flags;
 
-	if (!cfg->tx || !cfg->rules[dscp].codec)
-		return NULL;
 	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
 			      th->dest);
-	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN))
+	if (!f)
+		return NULL;
+	flags = READ_ONCE(f->flags);
+	if (!(flags & INCNN_FLOW_F_ISN) ||
+	    !(marked || (flags & INCNN_FLOW_F_ANCHORED)))
 		return NULL;
 	spin_lock(&f->lock);
 	if (!(f->flags & INCNN_FLOW_F_ANCHORED))
 		incnn_flow_anchor(f, cfg, ntohl(th->seq), dscp);
+	else if (!marked || f->dscp != dscp)
+		incnn_flow_freeze(f);
 	flags = f->flags;
-	fdscp = f->dscp;
 	codec = f->rule.codec;
 	spin_unlock(&f->lock);
-	if ((flags & (want | INCNN_FLOW_F_TOGGLED)) != want || fdscp != dscp)
+	if ((flags & want) != want)
 		return NULL;
 	c = incnn_codec_get(codec);
 	return c && c->lossy ? f : NULL;
