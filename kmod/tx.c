@@ -269,6 +269,12 @@ static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 	return true;
 }
 
+/* The longest packet the route takes, as ip_finish_output() sees it. */
+static unsigned int tx_mtu(struct sk_buff *skb)
+{
+	return ip_skb_dst_mtu(skb->sk, skb);
+}
+
 /*
  * An unframed segment must fit the path: one that align.c lengthened by
  * up to 3 bytes for a frame (bounded by the peer's MSS, not the MTU)
@@ -279,7 +285,7 @@ static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 static unsigned int tx_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 			   unsigned int plen)
 {
-	unsigned int mtu = dst_mtu(skb_dst(skb)), room;
+	unsigned int mtu = tx_mtu(skb), room;
 	s64 end;
 
 	if (skb->len <= mtu || skb_is_gso(skb) || mtu <= hlen + 4)
@@ -448,6 +454,11 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 				    s->codec, &hist);
 	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= plen)
 		n = -E2BIG;	/* with its option, not smaller */
+	if (n >= 0 && hlen + INCNN_TCPOPT_FRAME_LEN + n > tx_mtu(skb)) {
+		/* lengthened by align.c, and too long for the path even so */
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
+		goto unframed;
+	}
 	if (n < 0) {
 		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
 				   INCNN_STAT_TX_ERRORS);
