@@ -167,11 +167,10 @@ static bool align_plan(struct incnn_net *in, struct incnn_flow *f,
 		return true;
 	if (a->s > 0 && (a->s & 3)) {
 		fl = a->s & ~3LL;
-		if (!incnn_float_raw(f, fl)) {
-			if (fl < a->una)
-				return false;
-			a->S = fl;
-		}
+		if (fl >= a->una)
+			a->S = fl;	/* raw or not, its bytes are still here */
+		else if (!incnn_float_raw(f, fl))
+			return false;
 	}
 	if (a->e > 0 && (a->e & 3)) {
 		fl = a->e & ~3LL;
@@ -216,6 +215,26 @@ static bool align_plan(struct incnn_net *in, struct incnn_flow *f,
 }
 
 /*
+ * The segment now starts @back bytes before @seq: the urgent pointer,
+ * relative to the sequence number, keeps pointing at the same byte; one
+ * that would not fit 16 bits any more is left to the segments that
+ * follow (TCP sends none when the urgent byte is that far ahead).
+ */
+static void align_move_back(struct tcphdr *th, u32 seq, unsigned int back)
+{
+	u32 up = ntohs(th->urg_ptr) + back;
+
+	th->seq = htonl(seq - back);
+	if (!th->urg)
+		return;
+	if (up > 0xffff) {
+		th->urg = 0;
+		up = 0;
+	}
+	th->urg_ptr = htons(up);
+}
+
+/*
  * Reshape the segment (payload @plen bytes after @hlen of headers, at
  * sequence number @seq) to the plan: @back bytes prepended from the
  * socket, payload @len bytes, GSO size made a multiple of 4.
@@ -254,7 +273,7 @@ static int align_apply(struct sock *sk, struct sk_buff *skb,
 		memcpy(skb->data + hlen, buf, back);
 		skb_set_transport_header(skb, skb_transport_offset(skb) - back);
 		skb_reset_network_header(skb);
-		tcp_hdr(skb)->seq = htonl(seq - back);
+		align_move_back(tcp_hdr(skb), seq, back);
 	}
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
 		skb->csum_start = skb_transport_header(skb) - skb->head;
@@ -318,6 +337,26 @@ static struct incnn_flow *align_flow(struct incnn_net *in,
 	return c && c->lossy ? f : NULL;
 }
 
+/*
+ * Urgent data (send(MSG_OOB)): a receiver without SO_OOBINLINE takes the
+ * urgent byte out of the stream as it arrives, so the float that holds
+ * it travels raw in every copy; recorded before any of its bytes leaves.
+ * f->lock held.
+ */
+static void align_urgent(struct incnn_net *in, struct incnn_flow *f,
+			 const struct tcp_sock *tp, const struct align_plan *a)
+{
+	s64 fl;
+
+	if (tp->snd_up == tp->snd_una)	/* not in urgent mode */
+		return;
+	fl = incnn_flow_rel(f, tp->snd_up - 1) & ~3LL;
+	if (fl < 0 || fl < a->una || fl < f->tx_end || incnn_float_raw(f, fl))
+		return;
+	incnn_float_raw_add(f, fl, a->una);
+	incnn_stat_inc(in, INCNN_STAT_TX_CUT_RAW);
+}
+
 static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 {
 	struct sock *sk = skb->sk;
@@ -355,6 +394,7 @@ static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 	a.una = incnn_flow_rel(f, tp->snd_una);
 	a.dend = incnn_flow_rel(f, end);
 	a.nxt = incnn_flow_rel(f, tp->snd_nxt);
+	align_urgent(in, f, tp, &a);
 	ok = align_plan(in, f, &a);
 	spin_unlock(&f->lock);
 
