@@ -38,10 +38,12 @@ while s.recv(65536):
 EOF
 
 # receiver: the stream to OUT, then the urgent byte (hex) or "none" to
-# OUT.oob
+# OUT.oob. Without SO_OOBINLINE the urgent byte must be read when the
+# stream is at its mark (reading past the mark forgets it).
 cat >"$TMP/recv.py" <<'EOF'
-import socket, sys
+import fcntl, socket, struct, sys, time
 
+SIOCATMARK = 0x8905
 addr, port, out, inline = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
 ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -49,16 +51,20 @@ ls.setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, int(inline))
 ls.bind((addr, port))
 ls.listen(1)
 s, _ = ls.accept()
+oob = "none"
 with open(out, "wb") as f:
     while True:
+        at = struct.unpack("i", fcntl.ioctl(s.fileno(), SIOCATMARK, b"\0" * 4))[0]
+        if at and not inline and oob == "none":
+            try:
+                oob = s.recv(1, socket.MSG_OOB).hex()
+            except BlockingIOError:
+                time.sleep(0.01)  # the urgent byte is not here yet
+            continue
         b = s.recv(65536)
         if not b:
             break
         f.write(b)
-try:
-    oob = s.recv(1, socket.MSG_OOB).hex()
-except OSError as e:
-    oob = "none (%s)" % e.strerror
 with open(out + ".oob", "w") as f:
     f.write(oob + "\n")
 EOF
