@@ -110,7 +110,7 @@ toggle() { # name off|on
 	esac
 }
 
-gen_floats "$TMP/in" 20000 97 1e-4
+gen_floats "$TMP/in" 5000 97 1e-4
 # quantised below FIRST, raw from there on
 predict "$TMP/q" "$TMP/in" 0 inceptionn --bound 2^-10
 {
@@ -119,7 +119,8 @@ predict "$TMP/q" "$TMP/in" 0 inceptionn --bound 2^-10
 } >"$TMP/want"
 mkfifo "$TMP/cmd" "$TMP/rep"
 
-for t in ruledel txoff tos; do
+# INCNN_TOGGLES: the toggles to run (all three by default)
+for t in ${INCNN_TOGGLES:-ruledel txoff tos}; do
 	incctl "$NS_A" stats reset
 	next_port
 	timeout 400 nsenter --net="/run/netns/$NS_B" \
