@@ -6,10 +6,13 @@
  * data written so far ends inside it: that float is recorded raw, and
  * every copy of it travels raw. Runs at NF_INET_LOCAL_OUT before any
  * other hook, inside tcp_transmit_skb() with the socket locked, and
- * reads the bytes a segment needs from the socket's queues. See
- * docs/design.md, "Cut floats".
+ * reads the bytes a segment needs from the socket's queues. A flow that
+ * stops compressing mid-stream keeps the bytes it sent on the grid
+ * (incnn_flow_freeze()). See docs/design.md, "Cut floats" and
+ * "Mid-stream toggles".
  */
 #include <linux/ip.h>
+#include <linux/netdevice.h>
 #include <linux/tcp.h>
 #include <net/ip.h>
 #include <net/dsfield.h>
@@ -66,6 +69,23 @@ bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una)
 	}
 	f->raw_from = fl;
 	return false;
+}
+
+/*
+ * The flow stops compressing mid-stream (its rule was deleted, tx was
+ * switched off, or the application changed its mark): every float below
+ * the highest byte ever sent keeps the value it was given, and every
+ * copy of it travels aligned and quantised as before; the flow is raw
+ * from the first float boundary at or after that byte on, for good.
+ * f->lock held.
+ */
+void incnn_flow_freeze(struct incnn_flow *f)
+{
+	s64 end = (f->tx_end + 3) & ~3LL;
+
+	f->flags |= INCNN_FLOW_F_TOGGLED;
+	if (end < f->raw_from)
+		f->raw_from = end;
 }
 
 /* The skb of the socket's queues that holds the stream byte at @seq. */
@@ -147,11 +167,10 @@ static bool align_plan(struct incnn_net *in, struct incnn_flow *f,
 		return true;
 	if (a->s > 0 && (a->s & 3)) {
 		fl = a->s & ~3LL;
-		if (!incnn_float_raw(f, fl)) {
-			if (fl < a->una)
-				return false;
-			a->S = fl;
-		}
+		if (fl >= a->una)
+			a->S = fl;	/* raw or not, its bytes are still here */
+		else if (!incnn_float_raw(f, fl))
+			return false;
 	}
 	if (a->e > 0 && (a->e & 3)) {
 		fl = a->e & ~3LL;
@@ -196,6 +215,26 @@ static bool align_plan(struct incnn_net *in, struct incnn_flow *f,
 }
 
 /*
+ * The segment now starts @back bytes before @seq: the urgent pointer,
+ * relative to the sequence number, keeps pointing at the same byte; one
+ * that would not fit 16 bits any more is left to the segments that
+ * follow (TCP sends none when the urgent byte is that far ahead).
+ */
+static void align_move_back(struct tcphdr *th, u32 seq, unsigned int back)
+{
+	u32 up = ntohs(th->urg_ptr) + back;
+
+	th->seq = htonl(seq - back);
+	if (!th->urg)
+		return;
+	if (up > 0xffff) {
+		th->urg = 0;
+		up = 0;
+	}
+	th->urg_ptr = htons(up);
+}
+
+/*
  * Reshape the segment (payload @plen bytes after @hlen of headers, at
  * sequence number @seq) to the plan: @back bytes prepended from the
  * socket, payload @len bytes, GSO size made a multiple of 4.
@@ -234,7 +273,7 @@ static int align_apply(struct sock *sk, struct sk_buff *skb,
 		memcpy(skb->data + hlen, buf, back);
 		skb_set_transport_header(skb, skb_transport_offset(skb) - back);
 		skb_reset_network_header(skb);
-		tcp_hdr(skb)->seq = htonl(seq - back);
+		align_move_back(tcp_hdr(skb), seq, back);
 	}
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
 		skb->csum_start = skb_transport_header(skb) - skb->head;
@@ -256,9 +295,12 @@ static int align_apply(struct sock *sk, struct sk_buff *skb,
 }
 
 /*
- * The flow of a marked data segment that must be aligned: compressed
- * toward the peer with a lossy codec (anchored here if this is its first
- * marked segment, as the egress hook would). NULL otherwise.
+ * The flow of a data segment that must be aligned: compressed toward the
+ * peer with a lossy codec, anchored here if this is its first marked
+ * segment (as the egress hook would), and frozen here if it stopped
+ * compressing since (rule deleted, tx off, mark changed): its bytes
+ * below the highest one sent keep their values (incnn_flow_freeze()).
+ * NULL otherwise.
  */
 static struct incnn_flow *align_flow(struct incnn_net *in,
 				     const struct sk_buff *skb)
@@ -269,26 +311,50 @@ static struct incnn_flow *align_flow(struct incnn_net *in,
 	const u32 want = INCNN_FLOW_F_ANCHORED | INCNN_FLOW_F_PEER_RX;
 	const struct incnn_codec *c;
 	struct incnn_flow *f;
-	u8 dscp = ipv4_get_dsfield(iph) >> 2, fdscp, codec;
+	u8 dscp = ipv4_get_dsfield(iph) >> 2, codec;
+	bool marked = cfg->tx && cfg->rules[dscp].codec;
 	u32 flags;
 
-	if (!cfg->tx || !cfg->rules[dscp].codec)
-		return NULL;
 	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
 			      th->dest);
-	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN))
+	if (!f)
+		return NULL;
+	flags = READ_ONCE(f->flags);
+	if (!(flags & INCNN_FLOW_F_ISN) ||
+	    !(marked || (flags & INCNN_FLOW_F_ANCHORED)))
 		return NULL;
 	spin_lock(&f->lock);
 	if (!(f->flags & INCNN_FLOW_F_ANCHORED))
 		incnn_flow_anchor(f, cfg, ntohl(th->seq), dscp);
+	else if (!marked || f->dscp != dscp)
+		incnn_flow_freeze(f);
 	flags = f->flags;
-	fdscp = f->dscp;
 	codec = f->rule.codec;
 	spin_unlock(&f->lock);
-	if ((flags & (want | INCNN_FLOW_F_TOGGLED)) != want || fdscp != dscp)
+	if ((flags & want) != want)
 		return NULL;
 	c = incnn_codec_get(codec);
 	return c && c->lossy ? f : NULL;
+}
+
+/*
+ * Urgent data (send(MSG_OOB)): a receiver without SO_OOBINLINE takes the
+ * urgent byte out of the stream as it arrives, so the float that holds
+ * it travels raw in every copy; recorded before any of its bytes leaves.
+ * f->lock held.
+ */
+static void align_urgent(struct incnn_net *in, struct incnn_flow *f,
+			 const struct tcp_sock *tp, const struct align_plan *a)
+{
+	s64 fl;
+
+	if (tp->snd_up == tp->snd_una)	/* not in urgent mode */
+		return;
+	fl = incnn_flow_rel(f, tp->snd_up - 1) & ~3LL;
+	if (fl < 0 || fl < a->una || fl < f->tx_end || incnn_float_raw(f, fl))
+		return;
+	incnn_float_raw_add(f, fl, a->una);
+	incnn_stat_inc(in, INCNN_STAT_TX_CUT_RAW);
 }
 
 static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
@@ -329,6 +395,7 @@ static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 	a.una = incnn_flow_rel(f, tp->snd_una);
 	a.dend = incnn_flow_rel(f, end);
 	a.nxt = incnn_flow_rel(f, tp->snd_nxt);
+	align_urgent(in, f, tp, &a);
 	ok = align_plan(in, f, &a);
 	spin_unlock(&f->lock);
 
@@ -349,13 +416,44 @@ static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 }
 
 /*
+ * Is this the LOCAL_OUT pass that tcp_transmit_skb() runs, with the
+ * socket locked? Every caller of tcp_transmit_skb() holds the socket lock
+ * (owned by the user, or bh_lock_sock() in timers, the TSQ tasklet and
+ * ACK processing), and ip_queue_xmit() -> __ip_local_out() runs the
+ * hooks synchronously, with skb->dev still NULL (TCP clears it). Not
+ * that pass:
+ *  - a second pass of an skb that already went through a device: an
+ *    l3mdev slave's pass after the VRF device's (from vrf_xmit(), after
+ *    the VRF's qdisc if it has one: any context, socket not locked), or
+ *    ipvlan's ip_local_out() after its qdisc;
+ *  - any pass in which a hook before ours ran (none but ours is at
+ *    NF_IP_PRI_FIRST unless added after us, which puts it first): it
+ *    may have queued the skb (NFQUEUE) and reinjected it later.
+ * A VRF device's own pass (skb->dev set by vrf_ip_out_direct() or not)
+ * comes first, from __ip_local_out(): that one is ours.
+ */
+static bool align_locked_pass(const struct sk_buff *skb,
+			      const struct nf_hook_state *state)
+{
+	const struct net_device *out = state->out;
+	const struct nf_hook_entries *e;
+
+	if (sock_net(skb->sk) != state->net)
+		return false;
+	if (!(out && netif_is_l3_master(out)) &&
+	    (skb->dev || (out && netif_is_l3_slave(out))))
+		return false;
+	e = rcu_dereference(state->net->nf.hooks_ipv4[NF_INET_LOCAL_OUT]);
+	return e && e->num_hook_entries &&
+	       e->hooks[0].hook == incnn_tx_align_hook;
+}
+
+/*
  * NF_INET_LOCAL_OUT, NF_IP_PRI_FIRST: a local TCP socket's data segment,
- * before any hook could queue it (NFQUEUE) and reinject it later without
- * the socket lock. Every caller of tcp_transmit_skb() holds the socket
- * lock (owned by the user, or bh_lock_sock() in timers, the TSQ tasklet
- * and ACK processing), and ip_queue_xmit() -> ip_local_out() runs this
- * hook synchronously: the socket's queues may be read here. BH off for
- * the flow lock and the per-CPU counters.
+ * on the pass that holds the socket lock (align_locked_pass()): the
+ * socket's queues may be read here; lockdep checks it. Other passes are
+ * left to the egress hook's checks ("Fallback without the socket" in
+ * docs/design.md). BH off for the flow lock and the per-CPU counters.
  */
 unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
 				 const struct nf_hook_state *state)
@@ -364,8 +462,9 @@ unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
 	unsigned int ret;
 
 	if (!sk || !sk_fullsock(sk) || sk->sk_type != SOCK_STREAM ||
-	    sk->sk_protocol != IPPROTO_TCP)
+	    sk->sk_protocol != IPPROTO_TCP || !align_locked_pass(skb, state))
 		return NF_ACCEPT;
+	sock_owned_by_me(sk);
 	local_bh_disable();
 	ret = align_hook(incnn_pernet(state->net), skb);
 	local_bh_enable();

@@ -258,6 +258,7 @@ bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una); /* locked */
 s64 incnn_flow_rel(const struct incnn_flow *f, u32 seq);	/* locked */
 void incnn_flow_anchor(struct incnn_flow *f, const struct incnn_config *cfg,
 		       u32 seq, u8 dscp);			/* locked */
+void incnn_flow_freeze(struct incnn_flow *f);			/* locked */
 
 /* hooks */
 unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,

@@ -145,19 +145,57 @@ enum tx_mode {
 };
 
 /*
- * Decide for a marked data segment: NULL to leave the skb alone (counted
- * under the reason), else the flow, anchored, and in *mode whether the
- * peer can decode its codec.
+ * A data segment of a flow that is not anchored and leaves unmarked:
+ * remember how far the stream has been sent (those bytes stay raw even
+ * when retransmitted with the mark). f->lock held.
+ */
+static void tx_sent_end(struct incnn_flow *f, u32 seq, unsigned int plen)
+{
+	u32 end = seq - f->isn - 1 + plen;
+
+	if (!(f->flags & INCNN_FLOW_F_SENT) || after(end, f->sent_end))
+		f->sent_end = end;
+	f->flags |= INCNN_FLOW_F_SENT;
+}
+
+/*
+ * Does a segment of a frozen flow (at @seq, @plen bytes) lie wholly at or
+ * after the point from which it is raw? Then it leaves as it is; the
+ * highest end sent still advances (64-bit stream positions). f->lock
+ * held.
+ */
+static bool tx_past_freeze(struct incnn_flow *f, u32 seq, unsigned int plen)
+{
+	s64 pos = incnn_flow_rel(f, seq);
+
+	if (pos < f->raw_from)
+		return false;
+	if (pos + plen > f->tx_end)
+		f->tx_end = pos + plen;
+	return true;
+}
+
+/*
+ * Decide for a data segment of @plen bytes whose DSCP is @dscp: NULL to
+ * leave the skb alone (a marked one counted under the reason), else the
+ * flow, anchored, and in *mode how its segment goes out. A marked
+ * segment anchors its flow; once anchored, a segment that is not marked
+ * any more (rule deleted, tx off) or marked otherwise freezes the flow
+ * (incnn_flow_freeze()): a lossy flow then still quantises in place what
+ * lies below the highest byte it sent, and nothing after.
  */
 static struct incnn_flow *tx_flow(struct incnn_net *in,
 				  const struct incnn_config *cfg,
-				  struct sk_buff *skb, u8 dscp,
+				  struct sk_buff *skb, u8 dscp, unsigned int plen,
 				  enum tx_mode *mode)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
+	bool marked = cfg->tx && cfg->rules[dscp].codec;
+	const struct incnn_codec *c;
 	struct incnn_flow *f;
 	enum incnn_stat why;
+	bool past = false;
 	u16 peer_codecs;
 	u32 flags;
 
@@ -167,21 +205,30 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 		why = INCNN_STAT_TX_RAW_UNTRACKED;
 		goto raw;
 	}
-	WRITE_ONCE(f->last, jiffies);
 	spin_lock(&f->lock);
-	if (!(f->flags & INCNN_FLOW_F_ANCHORED))
+	if (!(f->flags & INCNN_FLOW_F_ANCHORED)) {
+		if (!marked) {
+			tx_sent_end(f, ntohl(th->seq), plen);
+			spin_unlock(&f->lock);
+			return NULL;
+		}
 		incnn_flow_anchor(f, cfg, ntohl(th->seq), dscp);
-	else if (f->dscp != dscp)
-		f->flags |= INCNN_FLOW_F_TOGGLED;
+	} else if (!marked || f->dscp != dscp) {
+		incnn_flow_freeze(f);
+	}
+	WRITE_ONCE(f->last, jiffies);
 	flags = f->flags;
 	peer_codecs = f->peer_codecs;
+	if (flags & INCNN_FLOW_F_TOGGLED)
+		past = tx_past_freeze(f, ntohl(th->seq), plen);
 	spin_unlock(&f->lock);
 
 	if (!(flags & INCNN_FLOW_F_PEER_RX)) {
 		why = INCNN_STAT_TX_RAW_NO_PEER;
 		goto raw;
 	}
-	if (flags & INCNN_FLOW_F_TOGGLED) {
+	c = incnn_codec_get(f->rule.codec);
+	if ((flags & INCNN_FLOW_F_TOGGLED) && (past || !c || !c->lossy)) {
 		why = INCNN_STAT_TX_RAW_MARK_TOGGLED;
 		goto raw;
 	}
@@ -191,42 +238,23 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 		goto raw;
 	}
 	*mode = TX_FRAME;
-	if (!(peer_codecs & BIT(f->rule.codec))) {
+	if (flags & INCNN_FLOW_F_TOGGLED) {
+		/* quantised below the freeze, raw after it */
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_MARK_TOGGLED);
+		*mode = TX_QUANTISE;
+	} else if (!(peer_codecs & BIT(f->rule.codec))) {
 		/* a one-sided upgrade: the peer cannot decode this codec */
 		incnn_stat_inc(in, INCNN_STAT_TX_RAW_PEER_CODEC);
 		*mode = TX_QUANTISE;
 	}
 	return f;
 raw:
-	incnn_stat_inc(in, why);
+	if (marked || why == INCNN_STAT_TX_RAW_MARK_TOGGLED) {
+		incnn_stat_inc(in, why);
+		incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
+		incnn_stat_add(in, INCNN_STAT_TX_BYTES, plen);
+	}
 	return NULL;
-}
-
-/*
- * An unmarked data segment: before the anchor, remember how far the
- * stream has been sent (those bytes stay raw even when retransmitted
- * with the mark); after it, the flow has toggled its mark.
- */
-static void tx_unmarked(struct incnn_net *in, struct sk_buff *skb,
-			unsigned int plen)
-{
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
-	struct incnn_flow *f;
-	u32 end;
-
-	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
-			      th->dest);
-	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN))
-		return;
-	spin_lock(&f->lock);
-	end = ntohl(th->seq) - f->isn - 1 + plen;
-	if (f->flags & INCNN_FLOW_F_ANCHORED)
-		f->flags |= INCNN_FLOW_F_TOGGLED;
-	else if (!(f->flags & INCNN_FLOW_F_SENT) || after(end, f->sent_end))
-		f->sent_end = end;
-	f->flags |= INCNN_FLOW_F_SENT;
-	spin_unlock(&f->lock);
 }
 
 /*
@@ -290,6 +318,12 @@ static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 	return true;
 }
 
+/* The longest packet the route takes, as ip_finish_output() sees it. */
+static unsigned int tx_mtu(struct sk_buff *skb)
+{
+	return ip_skb_dst_mtu(skb->sk, skb);
+}
+
 /*
  * An unframed segment must fit the path: one that align.c lengthened by
  * up to 3 bytes for a frame (bounded by the peer's MSS, not the MTU)
@@ -300,7 +334,7 @@ static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 static unsigned int tx_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 			   unsigned int plen)
 {
-	unsigned int mtu = dst_mtu(skb_dst(skb)), room;
+	unsigned int mtu = tx_mtu(skb), room;
 	s64 end;
 
 	if (skb->len <= mtu || skb_is_gso(skb) || mtu <= hlen + 4)
@@ -469,6 +503,11 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 				    s->codec, &hist);
 	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= plen)
 		n = -E2BIG;	/* with its option, not smaller */
+	if (n >= 0 && hlen + INCNN_TCPOPT_FRAME_LEN + n > tx_mtu(skb)) {
+		/* lengthened by align.c, and too long for the path even so */
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
+		goto unframed;
+	}
 	if (n < 0) {
 		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
 				   INCNN_STAT_TX_ERRORS);
@@ -645,24 +684,18 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 
 	dscp = ipv4_get_dsfield(iph) >> 2;
-	if (!cfg->rules[dscp].codec) {
-		tx_unmarked(in, skb, skb->len - hlen);
-		return NF_ACCEPT;
-	}
-	if (!cfg->tx)
-		return NF_ACCEPT;
 	/* signed (TCP-MD5/AO): any change would fail the peer's check */
 	if (incnn_tcpopt_signed(th)) {
-		incnn_stat_inc(in, INCNN_STAT_TX_RAW_SIGNED);
-		f = NULL;
-	} else {
-		f = tx_flow(in, cfg, skb, dscp, &mode);
-	}
-	if (!f) {
-		incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
-		incnn_stat_add(in, INCNN_STAT_TX_BYTES, skb->len - hlen);
+		if (cfg->tx && cfg->rules[dscp].codec) {
+			incnn_stat_inc(in, INCNN_STAT_TX_RAW_SIGNED);
+			incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
+			incnn_stat_add(in, INCNN_STAT_TX_BYTES, skb->len - hlen);
+		}
 		return NF_ACCEPT;
 	}
+	f = tx_flow(in, cfg, skb, dscp, skb->len - hlen, &mode);
+	if (!f)
+		return NF_ACCEPT;
 	if (skb_is_gso(skb))
 		return tx_gso(in, cfg, f, skb, mode, priv, state);
 	simd = incnn_simd_begin();

@@ -23,7 +23,8 @@ KSFT=$BUILD/ksft
 
 TESTS=(codecs.sh passthrough.sh offload.sh netem.sh nat.sh iperf3.sh
 	malformed.sh stats.sh flowstate.sh lifecycle.sh cluster.sh
-	inband.sh handshake.sh window.sh xmit.sh hybrid.sh
+	inband.sh handshake.sh window.sh xmit.sh hybrid.sh toggle.sh
+	mtu.sh urgent.sh
 	unload.sh bigstream.sh vrf.sh fragments.sh defaults.sh spray.sh
 	torch.sh methods.sh lgc.sh md5.sh synopt.sh wireshark.sh)
 [ $# -eq 0 ] || TESTS=("$@")

@@ -8,7 +8,14 @@
 # must be exactly the prediction, every frame decoded:
 #  - both sockets bound with SO_BINDTODEVICE to their veth;
 #  - the receiver's veth enslaved to a VRF, the listener bound to the VRF
-#    (and the sender bound to its veth).
+#    (and the sender bound to its veth);
+#  - then the sender's veth enslaved to a VRF too, with a qdisc on that
+#    VRF device that drops 2% (netem): each segment runs LOCAL_OUT twice,
+#    for the VRF device in tcp_transmit_skb() (socket locked) and for the
+#    veth from vrf_xmit() after the qdisc (socket not locked). The align
+#    hook must act on the first pass only: a function trace of
+#    incnn_flow_lookup() (tracefs) must show no call from the align hook
+#    below vrf_xmit().
 
 . "$(dirname "$0")/lib.sh"
 
@@ -58,14 +65,14 @@ bound_xfer() {
 	incctl "$NS_A" stats reset
 	incctl "$NS_B" stats reset
 	next_port
-	timeout 60 nsenter --net="/run/netns/$NS_B" \
+	timeout 180 nsenter --net="/run/netns/$NS_B" \
 		"$PYTHON" "$TMP/recv.py" "$ADDR_B" "$PORT" "$TMP/$name.out" "$2" &
 	rpid=$!
 	for _ in $(seq 1 100); do
 		[ -e "$TMP/$name.out.listening" ] && break
 		nap 0.1
 	done
-	timeout 60 nsenter --net="/run/netns/$NS_A" \
+	timeout 180 nsenter --net="/run/netns/$NS_A" \
 		"$PYTHON" "$TMP/send.py" "$ADDR_B" "$PORT" "$TMP/f.bin" "$3"
 	src=$?
 	wait $rpid
@@ -103,6 +110,53 @@ if ip -n "$NS_B" link add vrf-b type vrf table 10 &&
 	bound_xfer vrf vrf-b va
 else
 	fail "vrf: setup (CONFIG_NET_VRF?)"
+fi
+
+# trace_start / trace_stop: calls of incnn_flow_lookup() made by the align
+# hook below vrf_xmit() (the unlocked second pass); "skip" without tracefs
+TRACE=/sys/kernel/tracing
+trace_start() {
+	[ -e $TRACE/trace ] || mount -t tracefs nodev $TRACE 2>/dev/null
+	[ -w $TRACE/set_ftrace_filter ] &&
+		echo incnn_flow_lookup >$TRACE/set_ftrace_filter 2>/dev/null &&
+		echo 1 >$TRACE/options/func_stack_trace &&
+		echo function >$TRACE/current_tracer && echo >$TRACE/trace
+}
+trace_stop() {
+	local n
+	if ! [ -w $TRACE/set_ftrace_filter ] ||
+		[ "$(cat $TRACE/current_tracer)" != function ]; then
+		echo skip
+		return
+	fi
+	echo nop >$TRACE/current_tracer
+	echo 0 >$TRACE/options/func_stack_trace
+	n=$(awk '/<stack trace>/ { if (a && v) n++; a = v = 0; next }
+		/=> (incnn_tx_align_hook|align_hook|align_flow)/ { a = 1 }
+		/=> vrf_xmit/ { v = 1 }
+		END { if (a && v) n++; print n + 0 }' $TRACE/trace)
+	echo >$TRACE/set_ftrace_filter
+	echo "$n"
+}
+
+if ip -n "$NS_A" link add vrf-a type vrf table 20 &&
+	ip -n "$NS_A" link set vrf-a up &&
+	ip -n "$NS_A" link set va master vrf-a &&
+	nsx "$NS_A" tc qdisc add dev vrf-a root netem loss 2%; then
+	nap 1
+	trace_start
+	bound_xfer vrf-qdisc vrf-b vrf-a
+	n=$(trace_stop)
+	if [ "$n" = skip ]; then
+		skip "vrf-qdisc: no align pass below vrf_xmit()" "no tracefs"
+	elif [ "$n" = 0 ]; then
+		ok "vrf-qdisc: no align pass below vrf_xmit()"
+	else
+		fail "vrf-qdisc: no align pass below vrf_xmit()" \
+			"$n calls of incnn_flow_lookup() from the align hook below vrf_xmit()"
+	fi
+else
+	fail "vrf-qdisc: setup (CONFIG_NET_VRF? netem?)"
 fi
 
 # once the sockets are gone, the flows expire
