@@ -66,13 +66,23 @@ void incnn_zebq_flags(u8 k, const u8 *in, size_t n, u8 *flags, size_t g)
 	}
 }
 
+/* set bits in @nb bytes at @p */
+static size_t zebq_popcount(const u8 *p, size_t nb)
+{
+	size_t i, t = 0;
+
+	for (i = 0; i + 4 <= nb; i += 4)
+		t += hweight32(get_unaligned_le32(p + i));
+	for (; i < nb; i++)
+		t += hweight8(p[i]);
+	return t;
+}
+
 size_t incnn_zebq_tag_bytes(const u8 *flags, size_t n)
 {
-	size_t ng = zebq_ceil(n, GROUP), nf = zebq_ceil(ng, 8), i, t = 0;
+	size_t ng = zebq_ceil(n, GROUP), nf = zebq_ceil(ng, 8);
+	size_t t = 2 * zebq_popcount(flags, nf);
 
-	for (i = 0; i < nf; i++)
-		t += hweight8(flags[i]);
-	t *= 2;
 	if (n % GROUP && zebq_flag(flags, ng - 1))
 		t -= 2 - zebq_ceil(n % GROUP, 4);
 	return t;
@@ -81,10 +91,9 @@ size_t incnn_zebq_tag_bytes(const u8 *flags, size_t n)
 /* where group @g's tags are: after the flags and the flagged groups' before it */
 static size_t zebq_tag_at(const u8 *flags, size_t n, size_t g)
 {
-	size_t nf = zebq_ceil(zebq_ceil(n, GROUP), 8), i, t = 0;
+	size_t nf = zebq_ceil(zebq_ceil(n, GROUP), 8);
+	size_t t = zebq_popcount(flags, g / 8);
 
-	for (i = 0; i < g / 8; i++)
-		t += hweight8(flags[i]);
 	if (g % 8)
 		t += hweight8(flags[g / 8] & ((1u << (g % 8)) - 1));
 	return nf + 2 * t;

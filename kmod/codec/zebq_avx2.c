@@ -38,10 +38,33 @@ static size_t zebq_flags_avx2(u8 k, const u8 *in, size_t n, u8 *flags)
 	return 8 * b;
 }
 
+/* Encode the 8 values at @ip; their tags in *tagsp, payload at @op. */
+static __always_inline unsigned int zebq_enc_step(u8 k, const u8 *ip,
+						  u8 *op, u32 *tagsp,
+						  v8si *n1, v8si *n2, v8si *n3)
+{
+	v8si x = avx2_load8(ip);
+	v8si s = avx2_set1(151 - k) - (avx2_srl(x, 23) & 0xff);
+	/* as in ebq_avx2.c: shifts >= 32 give 0, s <= 0 is raw */
+	v8si sc = s & ~(s >> 31);
+	v8si m = (x & 0x7fffff) | 0x800000;
+	v8si q = avx2_srlv(m + avx2_sllv(avx2_set1(1), sc - 1), sc);
+	v8si m1 = q > avx2_set1(0), m2 = q > avx2_set1(0x7f);
+	v8si m3 = q > avx2_set1(0x7fff);
+	v8si sign = avx2_sllv(avx2_srl(x, 31), avx2_set1(7) + (m2 & 8));
+	v8si v = (x & m3) | ((sign | q) & ~m3);
+
+	*tagsp = avx2_tags((m1 & ~m2) | m3, m2);
+	*n1 -= m1;
+	*n2 -= m2;
+	*n3 -= m3;
+	return avx2_pack(op, v, *tagsp);
+}
+
 /*
- * The flagged whole groups that fit, from body byte @pos, their tags
- * from @tp; their Table III counts only if @count (a constant after
- * inlining).
+ * The flagged whole groups, while the output has room,
+ * from body byte @pos, their tags from @tp; their Table III counts only
+ * if @count (a constant after inlining).
  */
 static __always_inline void zebq_enc_steps(u8 k, const u8 *in, size_t n,
 					   u8 *out, size_t cap, size_t pos,
@@ -49,41 +72,28 @@ static __always_inline void zebq_enc_steps(u8 k, const u8 *in, size_t n,
 					   bool count)
 {
 	v8si n1 = avx2_set1(0), n2 = n1, n3 = n1;
-	size_t g = 0, ng = n / GROUP;
+	size_t b, ng = n / GROUP, nb = (ng + 7) / 8, g = 0;
 
-	for (; g < ng && cap - pos >= STEP_ROOM; g++) {
-		const u8 *ip = in + 4 * GROUP * g;
-		v8si x, s, sc, m, q, m1, m2, m3, sign, v;
-		u32 tags;
+	for (b = 0; b < nb; b++) {
+		/* the whole groups of this flag byte */
+		u32 f = out[b] & (ng - 8 * b >= 8 ? 0xff :
+				  (1u << (ng - 8 * b)) - 1);
 
-		if (!(out[g / 8] >> (g % 8) & 1)) {
-			/* a whole flag byte of zero groups at once */
-			if (!(g % 8) && !out[g / 8] && ng - g >= 8)
-				g += 7;
-			continue;
-		}
-		x = avx2_load8(ip);
-		s = avx2_set1(151 - k) - (avx2_srl(x, 23) & 0xff);
-		/* as in ebq_avx2.c: shifts >= 32 give 0, s <= 0 is raw */
-		sc = s & ~(s >> 31);
-		m = (x & 0x7fffff) | 0x800000;
-		q = avx2_srlv(m + avx2_sllv(avx2_set1(1), sc - 1), sc);
-		m1 = q > avx2_set1(0);
-		m2 = q > avx2_set1(0x7f);
-		m3 = q > avx2_set1(0x7fff);
-		sign = avx2_sllv(avx2_srl(x, 31), avx2_set1(7) + (m2 & 8));
-		v = (x & m3) | ((sign | q) & ~m3);
-		tags = avx2_tags((m1 & ~m2) | m3, m2);
+		while (f) {
+			u32 tags;
 
-		put_unaligned_le16(tags, out + tp);
-		tp += 2;
-		pos += avx2_pack(out + pos, v, tags);
-		if (count) {
-			n1 -= m1;
-			n2 -= m2;
-			n3 -= m3;
+			g = 8 * b + __builtin_ctz(f);
+			if (cap - pos < STEP_ROOM)
+				goto stop;
+			f &= f - 1;
+			pos += zebq_enc_step(k, in + 4 * GROUP * g, out + pos,
+					     &tags, &n1, &n2, &n3);
+			put_unaligned_le16(tags, out + tp);
+			tp += 2;
 		}
 	}
+	g = ng;
+stop:
 	avx2_enc_stop(at, GROUP * g, pos, count, n1, n2, n3);
 }
 
@@ -137,6 +147,12 @@ int incnn_zebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 		u32 tags;
 
 		if (!(in[g / 8] >> (g % 8) & 1)) {
+			/* a whole flag byte of zero groups at once */
+			if (!(g % 8) && !in[g / 8] && ng - g >= 8) {
+				memset(out + 4 * GROUP * g, 0, 32 * GROUP);
+				g += 7;
+				continue;
+			}
 			avx2_store8(out + 4 * GROUP * g, avx2_set1(0));
 			continue;
 		}
