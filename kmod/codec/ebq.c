@@ -97,20 +97,6 @@ static ssize_t ebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
 	return incnn_ebq_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
-static void ebq_dec_quad(const u8 *ip, u32 tags, unsigned int cnt, int k,
-			 u8 *out)
-{
-	unsigned int i;
-
-	for (i = 0; i < cnt; i++) {
-		u32 tag = (tags >> (2 * i)) & 3;
-
-		put_unaligned_le32(incnn_ebq_value(tag, get_unaligned_le32(ip),
-						   k), out + 4 * i);
-		ip += INCNN_TAG_BYTES(tag);
-	}
-}
-
 int incnn_ebq_decode_check(const u8 *in, size_t len, size_t out_len)
 {
 	size_t n = out_len / 4, ntags = (n + QUAD - 1) / QUAD;
@@ -142,11 +128,12 @@ int incnn_ebq_decode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 		if (qlen > len - pos)
 			return -EBADMSG;
 		if (likely(len - pos >= qlen + SLACK)) {
-			ebq_dec_quad(in + pos, tags, cnt, k, out + 4 * i);
+			incnn_ebq_dec_values(in + pos, tags, cnt, k,
+					     out + 4 * i);
 		} else {
 			memset(tmp, 0, sizeof(tmp));
 			memcpy(tmp, in + pos, qlen);
-			ebq_dec_quad(tmp, tags, cnt, k, out + 4 * i);
+			incnn_ebq_dec_values(tmp, tags, cnt, k, out + 4 * i);
 		}
 		pos += qlen;
 	}

@@ -32,4 +32,22 @@ static inline u32 incnn_ebq_value(u32 tag, u32 r, int k)
 	return tag == 3 ? r : incnn_fx_to_f32((r >> f) & 1, q, 1 - k);
 }
 
+/*
+ * Decode @cnt values of the tag word @tags (value i's tag in bits
+ * 2i+1..2i) from their payload @ip, 4 readable bytes past it.
+ */
+static inline void incnn_ebq_dec_values(const u8 *ip, u32 tags,
+					unsigned int cnt, int k, u8 *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < cnt; i++) {
+		u32 tag = (tags >> (2 * i)) & 3;
+
+		put_unaligned_le32(incnn_ebq_value(tag, get_unaligned_le32(ip),
+						   k), out + 4 * i);
+		ip += INCNN_TAG_BYTES(tag);
+	}
+}
+
 #endif /* _INCNN_CODEC_EBQ_VALUE_H */

@@ -185,21 +185,6 @@ static ssize_t zebq_encode(u8 k, const u8 *in, size_t len, u8 *out,
 	return incnn_zebq_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
-/* Decode @cnt (1..8) values of tags @tags from @ip (payload + SLACK). */
-static void zebq_dec_group(const u8 *ip, u32 tags, unsigned int cnt, int k,
-			   u8 *out)
-{
-	unsigned int i;
-
-	for (i = 0; i < cnt; i++) {
-		u32 tag = (tags >> (2 * i)) & 3;
-
-		put_unaligned_le32(incnn_ebq_value(tag, get_unaligned_le32(ip),
-						   k), out + 4 * i);
-		ip += INCNN_TAG_BYTES(tag);
-	}
-}
-
 int incnn_zebq_decode_check(const u8 *in, size_t len, size_t out_len,
 			    size_t *pos)
 {
@@ -245,11 +230,11 @@ int incnn_zebq_decode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 		if (plen > len - pos)
 			return -EBADMSG;
 		if (likely(len - pos >= plen + SLACK)) {
-			zebq_dec_group(in + pos, tags, cnt, k, op);
+			incnn_ebq_dec_values(in + pos, tags, cnt, k, op);
 		} else {
 			memset(tmp, 0, sizeof(tmp));
 			memcpy(tmp, in + pos, plen);
-			zebq_dec_group(tmp, tags, cnt, k, op);
+			incnn_ebq_dec_values(tmp, tags, cnt, k, op);
 		}
 		pos += plen;
 	}
