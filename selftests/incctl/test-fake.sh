@@ -150,7 +150,7 @@ run ok stats -s
 grep -q '^  tx_segs  *1000$' "$tmp/out" &&
 	grep -q '^  rx_drop_nomem  *1023$' "$tmp/out" &&
 	grep -q '^  flows_expired  *1025$' "$tmp/out" &&
-	grep -q '^  stat_35  *77$' "$tmp/out" &&
+	grep -q '^  stat_[0-9][0-9]*  *77$' "$tmp/out" &&
 	grep -q '^ebq  *6000  *3000  *900  *100$' "$tmp/out"
 result $? "stats -s: every counter, unknown ones by index, raw histogram"
 
@@ -175,7 +175,7 @@ run ok -j show
 result $? "-j without -p is one line"
 json "-j rule list" ok 'len(d) == 4 and d[2] == {"dscp": 14, "tos": 56, "codec": "trunc", "codec_id": 3, "param": 16}' -j rule list
 json "-j codecs" ok 'd[0] == {"id": 1, "name": "inceptionn", "lossy": True, "param_min": 1, "param_max": 30, "param_default": 10, "param_kind": "bound"} and len(d) == 5 and [c["param_kind"] for c in d[1:]] == ["bound", "bits", "none", "unknown"]' -j codecs
-json "-j stats" ok 'd["stats"]["tx_segs"] == 1000 and d["stats"]["stat_35"] == 77 and len(d["stats"]) == 36 and d["rx_dropped"] == 9185 and d["tx_bytes_saved"] == -1 and d["codec_stats"][1]["codec"] == "ebq" and d["codec_stats"][1]["hist_0_pct"] == 60 and d["codec_stats"][3]["ratio"] is None' -j stats
+json "-j stats" ok 'd["stats"]["tx_segs"] == 1000 and [k for k in d["stats"] if k.startswith("stat_")] == ["stat_%d" % (len(d["stats"]) - 1)] and d["stats"]["stat_%d" % (len(d["stats"]) - 1)] == 77 and d["rx_dropped"] == 9185 and d["tx_bytes_saved"] == -1 and d["codec_stats"][1]["codec"] == "ebq" and d["codec_stats"][1]["hist_0_pct"] == 60 and d["codec_stats"][3]["ratio"] is None' -j stats
 json "-j flows" ok 'len(d) == 3 and d[2]["bytes_orig"] == 12000000000 and d[2]["flags"] == ["peer_rx", "anchored", "toggled", "closing", "0x40"] and d[0]["saddr"] == "10.0.0.1" and d[0]["dport"] == 40000 and d[1]["flags"] == [] and d[1]["ratio"] is None' -j flows
 json "-j flows with no flows is []" empty 'd == []' -j flows
 json "-j rule list with no rules is []" empty 'd == []' -j rule list
