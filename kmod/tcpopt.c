@@ -119,6 +119,7 @@ void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer)
 
 	offer->seen = false;
 	offer->codecs = 0;
+	offer->v2 = false;
 	off = tcpopt_find(th, 0, 0, &eol);
 	if (off < 0)
 		return;
@@ -128,6 +129,8 @@ void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer)
 	    !p[5])
 		offer->codecs = get_unaligned_be16(p + 6) &
 				GENMASK(INCNN_CODEC_MAX, 1);
+	/* superframes (sframe_*.c): it also decodes frame version 2 */
+	offer->v2 = offer->codecs && (p[4] & BIT(INCNN_FRAME_VERSION_2));
 	memset(p, TCPOPT_NOP, p[1]);
 }
 
