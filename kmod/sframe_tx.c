@@ -225,16 +225,23 @@ static int sf_rewrite(const struct incnn_config *cfg, struct sk_buff **segs,
 	incnn_tcp4_fix_csum(last);
 	next = last->next;
 	last->next = NULL;
-	kfree_skb_list(next);
+	while (next) {		/* not needed: not a drop */
+		seg = next;
+		next = seg->next;
+		skb_mark_not_on_list(seg);
+		consume_skb(seg);
+	}
 	return 0;
 }
 
-/* Count a GSO skb of @len payload bytes in @k segments sent as @pl. */
+/*
+ * Count a GSO skb of @len payload bytes sent as @pl: its wire packets
+ * are the marked segments seen (tx_segs), every one framed.
+ */
 static void sf_count(struct incnn_net *in, struct incnn_flow *f,
-		     const struct incnn_sframe_plan *pl, unsigned int len,
-		     unsigned int k)
+		     const struct incnn_sframe_plan *pl, unsigned int len)
 {
-	incnn_stat_add(in, INCNN_STAT_TX_SEGS, k);
+	incnn_stat_add(in, INCNN_STAT_TX_SEGS, pl->n);
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES, len);
 	incnn_stat_add(in, INCNN_STAT_TX_FRAMED, pl->n);
 	incnn_stat_add(in, INCNN_STAT_TX_WIRE_V2, pl->n);
@@ -301,6 +308,6 @@ bool incnn_sframe_tx(struct incnn_net *in, const struct incnn_config *cfg,
 		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
 		return true;
 	}
-	sf_count(in, f, pl, len, k);
+	sf_count(in, f, pl, len);
 	return true;
 }
