@@ -6,19 +6,19 @@
 #   selftests/net/vm-check.sh sframe-bench.sh
 # For zeros and for Laplace gradients (scale 1e-3) under ebq 2^-10, on an
 # unlimited veth, alternating A/B rounds of three transfers of the same
-# SFB_MB MiB (default 32): unmarked, marked per-packet (superframes off),
+# INCNN_SFB_MB MiB (default 32): unmarked, marked per-packet (superframes off),
 # marked with superframes. Reports the sender's va tx bytes and packets,
 # the wire ratio (unmarked bytes / marked bytes) against the codec's own
 # ratio (incnn-codec roundtrip), and goodput (MB/s, the receiver's
-# completion) marked / unmarked. Medians over SFB_ROUNDS (default 3).
+# completion) marked / unmarked. Medians over INCNN_SFB_ROUNDS (default 3).
 
 . "$(dirname "$0")/lib.sh"
 
 ktap_header "sframe-bench: superframes vs per-packet (A/B)"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
-MB=${SFB_MB:-32}
-ROUNDS=${SFB_ROUNDS:-3}
+MB=${INCNN_SFB_MB:-32}
+ROUNDS=${INCNN_SFB_ROUNDS:-3}
 XFER_TIMEOUT=600
 for ns in "$NS_A" "$NS_B"; do
 	incctl "$ns" rule add tos 0x28 codec ebq bound 2^-10
