@@ -35,6 +35,7 @@ struct incnn_config {
 	u32 idle_timeout;	/* seconds */
 	u32 close_timeout;	/* seconds */
 	struct incnn_rule rules[64];	/* indexed by DSCP */
+	bool superframes;	/* offer and send frame version 2 */
 };
 
 /* --- statistics (per CPU) -------------------------------------------- */
@@ -60,6 +61,8 @@ struct incnn_pcpu_stats {
 #define INCNN_FLOW_F_SENT	BIT(18)		/* sent_end is valid */
 #define INCNN_FLOW_F_PEER_SYN	BIT(19)		/* peer_isn is valid */
 #define INCNN_FLOW_F_PINNED	BIT(20)		/* holds a module reference */
+#define INCNN_FLOW_F_RX_V2	BIT(21)		/* we offered frame version 2 */
+#define INCNN_FLOW_F_PEER_V2	BIT(22)		/* the peer offered version 2 */
 
 /*
  * What a new incarnation of a tuple starts without (see flow_reset). The
@@ -72,7 +75,9 @@ struct incnn_pcpu_stats {
 				  INCNN_FLOW_F_ISN |			\
 				  INCNN_FLOW_F_OFFERED |		\
 				  INCNN_FLOW_F_SENT |			\
-				  INCNN_FLOW_F_PEER_SYN)
+				  INCNN_FLOW_F_PEER_SYN |		\
+				  INCNN_FLOW_F_RX_V2 |			\
+				  INCNN_FLOW_F_PEER_V2)
 
 /* raw cut floats a flow records before it goes raw for good */
 #define INCNN_RAW_MAX	8
@@ -110,6 +115,7 @@ struct incnn_flow {
 	s64 raw_from;
 	s64 raw[INCNN_RAW_MAX];
 	u8 raw_n;
+	u32 sf_target;		/* superframes: chunk length to try first */
 };
 
 #define INCNN_FLOW_HASH_BITS	12
@@ -166,12 +172,32 @@ void incnn_stats_codec(struct incnn_net *in, u8 codec, u64 in_bytes,
 void incnn_stats_sum(struct incnn_net *in, struct incnn_pcpu_stats *sum);
 void incnn_stats_reset(struct incnn_net *in);
 
+/* a superframe's plan (sframe_tx.c): one chunk per wire packet */
+struct incnn_sframe_chunk {
+	u32 off, len;		/* payload range */
+	u32 fpos, flen;		/* its frame at scratch buf + fpos */
+};
+
+#define INCNN_SFRAME_CHUNKS	64
+
+struct incnn_sframe_plan {
+	const struct incnn_codec *c;
+	u8 param, dscp;
+	unsigned int room;	/* most frame + option bytes per packet */
+	unsigned int n;		/* chunks */
+	unsigned int wire;	/* frame bytes in all */
+	struct incnn_hist hist;
+	struct incnn_sframe_chunk ch[INCNN_SFRAME_CHUNKS];
+};
+
 /* per-CPU scratch for encoding and decoding (softirq-safe with BH off) */
 /* a 64 KiB payload encoded by any codec: 4 bytes + 2 bits per value */
 #define INCNN_SCRATCH_BUF	(65536 / 4 * 5 + 64)
 struct incnn_scratch {
 	u8 buf[INCNN_SCRATCH_BUF];
 	u8 codec[INCNN_CODEC_SCRATCH] __aligned(8);
+	u8 sframe[65536] __aligned(8);	/* a superframe's payload (egress) */
+	struct incnn_sframe_plan sframe_plan;
 };
 
 struct incnn_scratch *incnn_scratch_get(void);
@@ -238,6 +264,7 @@ struct tcphdr;
 struct incnn_offer {
 	bool seen;		/* an incnn capability option, any form */
 	u16 codecs;		/* codecs usable toward the peer (0: none) */
+	bool v2;		/* it also decodes frame version 2 */
 };
 
 u16 incnn_tcpopt_codecs(void);
@@ -279,5 +306,23 @@ void incnn_netns_exit(void);
 /* generic netlink */
 int incnn_genl_init(void);
 void incnn_genl_exit(void);
+
+/* --- superframes, frame version 2 (sframe_tx.c, sframe_rx.c) -------- */
+
+struct incnn_frame_info;
+
+void incnn_sframe_syn(const struct incnn_config *cfg, struct incnn_flow *f,
+		      struct sk_buff *skb, bool offered);
+void incnn_sframe_peer(struct incnn_flow *f, const struct incnn_offer *offer);
+bool incnn_sframe_tx(struct incnn_net *in, const struct incnn_config *cfg,
+		     struct incnn_flow *f, struct sk_buff *skb,
+		     struct sk_buff **segs, enum incnn_simd simd);
+int incnn_sframe_rx_check(const struct incnn_flow *f,
+			  const struct incnn_frame_info *fi);
+int incnn_sframe_rx(struct incnn_net *in, struct sk_buff *skb,
+		    unsigned int hlen, int opt, unsigned int cap,
+		    struct incnn_frame_info *fi);
+struct sock *incnn_rx_sk_established(struct net *net,
+				     const struct sk_buff *skb);
 
 #endif /* _INCNN_H */

@@ -42,6 +42,7 @@ static const struct nla_policy incnn_policy[INCNN_A_MAX + 1] = {
 	[INCNN_A_FLOW_CLOSE_TIMEOUT] = NLA_POLICY_FULL_RANGE(NLA_U32,
 							     &incnn_close_range),
 	[INCNN_A_RULE] = NLA_POLICY_NESTED(incnn_rule_policy),
+	[INCNN_A_SUPERFRAMES] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static struct genl_family incnn_genl_family;
@@ -97,7 +98,8 @@ static int incnn_get_config(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, INCNN_A_FLOW_IDLE_TIMEOUT, c->idle_timeout) ||
 	    nla_put_u32(msg, INCNN_A_FLOW_CLOSE_TIMEOUT, c->close_timeout) ||
 	    nla_put_u32(msg, INCNN_A_FLOW_COUNT, READ_ONCE(in->flows->count)) ||
-	    incnn_put_rules(msg, c)) {
+	    incnn_put_rules(msg, c) ||
+	    nla_put_u8(msg, INCNN_A_SUPERFRAMES, c->superframes)) {
 		mutex_unlock(&in->cfg_lock);
 		goto err;
 	}
@@ -165,6 +167,8 @@ static int incnn_apply_config(struct incnn_config *c, struct genl_info *info)
 		c->idle_timeout = nla_get_u32(a[INCNN_A_FLOW_IDLE_TIMEOUT]);
 	if (a[INCNN_A_FLOW_CLOSE_TIMEOUT])
 		c->close_timeout = nla_get_u32(a[INCNN_A_FLOW_CLOSE_TIMEOUT]);
+	if (a[INCNN_A_SUPERFRAMES])
+		c->superframes = nla_get_u8(a[INCNN_A_SUPERFRAMES]);
 	return 0;
 }
 

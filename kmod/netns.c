@@ -63,6 +63,7 @@ static struct incnn_config *incnn_config_default(void)
 	cfg->flow_max = INCNN_DEFAULT_FLOW_MAX;
 	cfg->idle_timeout = INCNN_DEFAULT_IDLE_TIMEOUT;
 	cfg->close_timeout = INCNN_DEFAULT_CLOSE_TIMEOUT;
+	cfg->superframes = false;
 	cfg->rules[incnn_default_rule_dscp] = incnn_default_rule;
 	return cfg;
 }

@@ -54,6 +54,13 @@ static struct sock *rx_sk_established(struct net *net,
 					 ntohs(th->dest), dif, sdif);
 }
 
+/* rx_sk_established() for the superframe code (sframe_rx.c) */
+struct sock *incnn_rx_sk_established(struct net *net,
+				     const struct sk_buff *skb)
+{
+	return rx_sk_established(net, skb);
+}
+
 /*
  * Is there a listener for this SYN to a local address? A local
  * destination address is checked first: a wildcard listener must not
@@ -146,6 +153,7 @@ static void rx_syn_new(struct incnn_net *in, const struct incnn_config *cfg,
 		if (offer->codecs)
 			f->flags |= INCNN_FLOW_F_PEER_RX;
 		f->peer_codecs = offer->codecs;
+		incnn_sframe_peer(f, offer);
 	}
 	WRITE_ONCE(f->last, jiffies);
 	spin_unlock(&f->lock);
@@ -176,6 +184,7 @@ static void rx_syn_ack(struct incnn_net *in, const struct sk_buff *skb,
 		else
 			f->flags &= ~INCNN_FLOW_F_PEER_RX;
 		f->peer_codecs = offer->codecs;
+		incnn_sframe_peer(f, offer);
 		WRITE_ONCE(f->last, jiffies);
 	}
 	spin_unlock(&f->lock);
@@ -266,7 +275,8 @@ static bool rx_frame_limits(struct incnn_net *in, struct sk_buff *skb,
 	} else if (sk_fullsock(sk)) {
 		u16 mss = READ_ONCE(tcp_sk(sk)->advmss);
 
-		if (mss && *cap > mss)
+		/* version 2 (superframes): sframe_rx.c's bounds instead */
+		if (mss && *cap > mss && fi->version == INCNN_FRAME_VERSION)
 			*cap = mss;
 		if (!rx_in_window(sk, ntohl(tcp_hdr(skb)->seq), fi->orig_len))
 			ok = false;
@@ -323,12 +333,21 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 		err = INCNN_FRAME_ERR_CODEC;	/* not what we offered */
 		goto bad;
 	}
+	err = incnn_sframe_rx_check(f, &fi);	/* version 2 if offered */
+	if (err)
+		goto bad;
 	if (!rx_frame_limits(in, skb, hlen, opt, &fi, &cap, &drop))
 		return !drop;
 
 	if (skb_ensure_writable(skb, skb->len)) {
 		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
 		return false;
+	}
+	if (fi.version == INCNN_FRAME_VERSION_2) {	/* superframes */
+		err = incnn_sframe_rx(in, skb, hlen, opt, cap, &fi);
+		if (err > 0)
+			goto bad;
+		return !err;
 	}
 	simd = incnn_simd_begin();
 	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
@@ -355,6 +374,7 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 	incnn_tcp4_fix_csum(skb);
 
 	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES);
+	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES_V1);
 	incnn_stat_add(in, INCNN_STAT_RX_BYTES_WIRE, plen);
 	incnn_stat_add(in, INCNN_STAT_RX_BYTES_ORIG, fi.orig_len);
 	return true;

@@ -107,12 +107,15 @@ void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer)
 
 	offer->seen = false;
 	offer->codecs = 0;
+	offer->v2 = false;
 	tcpopt_scan(th, &s);
 	if (s.cap < 0 || s.sig)
 		return;
 	p = (u8 *)(th + 1) + s.cap;
 	offer->seen = true;
 	offer->codecs = incnn_tcpopt_cap_codecs(p);
+	/* superframes (sframe_*.c): it also decodes frame version 2 */
+	offer->v2 = offer->codecs && (p[4] & BIT(INCNN_FRAME_VERSION_2));
 	memset(p, TCPOPT_NOP, p[1]);
 }
 

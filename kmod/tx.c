@@ -114,6 +114,7 @@ static unsigned int tx_syn(struct incnn_net *in,
 	f->isn = seq;
 	WRITE_ONCE(f->last, jiffies);
 	spin_unlock(&f->lock);
+	incnn_sframe_syn(cfg, f, skb, !err);	/* superframes */
 	if (reset)
 		incnn_stat_inc(in, INCNN_STAT_FLOWS_RESET);
 	return NF_ACCEPT;
@@ -525,6 +526,7 @@ static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 
 	tx_put_frame(cfg, skb, p, plen, s->buf, n);
 	incnn_stat_inc(in, INCNN_STAT_TX_FRAMED);
+	incnn_stat_inc(in, INCNN_STAT_TX_WIRE_V1);
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, plen);
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, n);
 	incnn_stats_codec(in, c->id, plen, n, &hist);
@@ -640,6 +642,9 @@ static unsigned int tx_gso(struct incnn_net *in,
 	incnn_stat_inc(in, INCNN_STAT_TX_GSO_SPLIT);
 
 	simd = incnn_simd_begin();
+	/* superframes (sframe_tx.c): the skb's bytes as few version-2 frames */
+	if (mode == TX_FRAME && incnn_sframe_tx(in, cfg, f, skb, &segs, simd))
+		goto sent;
 	pprev = &segs;
 	skb_list_walk_safe(segs, seg, next) {
 		if (tx_segment(in, cfg, f, seg, mode, simd)) {
@@ -650,6 +655,7 @@ static unsigned int tx_gso(struct incnn_net *in,
 		kfree_skb(seg);
 		failed++;
 	}
+sent:
 	incnn_simd_end(simd);
 
 	err = tx_gso_send(in, segs, &st, e, idx, failed);

@@ -87,7 +87,12 @@ module_loaded() { [ -d /sys/module/incnn ]; }
 # The rule the tests mark with: ToS 0x28, inceptionn with bound 2^-10.
 # incnn itself installs no rule (nothing lossy unless asked for).
 NO_TEST_RULE=${NO_TEST_RULE:-0}
+# INCNN_SUPERFRAMES=1: every namespace also offers and sends frame
+# version 2 (superframes), to run the guarantee scripts with it.
 test_rule() { # ns
+	if [ "${INCNN_SUPERFRAMES:-0}" = 1 ]; then
+		"$INCCTL" -n "$1" set superframes on || return 1
+	fi
 	[ "$NO_TEST_RULE" = 1 ] && return 0
 	"$INCCTL" -n "$1" rule add tos 0x28 codec inceptionn bound 2^-10
 }

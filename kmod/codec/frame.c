@@ -15,17 +15,18 @@ static size_t frame_tail(const struct incnn_codec *c, size_t len,
 	return c->floats ? (len - head) % 4 : 0;
 }
 
-ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
-				const struct incnn_codec *c, u8 param,
-				u8 dscp, const u8 *payload, size_t len,
-				size_t head, u8 *out, size_t cap,
-				void *scratch, struct incnn_hist *hist)
+ssize_t incnn_frame_encode_ver(enum incnn_simd simd, u8 version,
+			       const struct incnn_codec *c, u8 param,
+			       u8 dscp, const u8 *payload, size_t len,
+			       size_t head, u8 *out, size_t cap,
+			       void *scratch, struct incnn_hist *hist)
 {
 	size_t tail, fixed, body_len;
 	ssize_t r;
 
 	if (!len || len > 0xffff || head > len || cap + 1 < len ||
-	    incnn_codec_check_param(c, param) || dscp & 3)
+	    incnn_codec_check_param(c, param) || dscp & 3 ||
+	    (version != INCNN_FRAME_VERSION && version != INCNN_FRAME_VERSION_2))
 		return -EINVAL;
 
 	tail = frame_tail(c, len, head);
@@ -43,7 +44,7 @@ ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
 	if (r < 0)
 		return r;
 
-	out[HDR(ver_flags)] = INCNN_FRAME_VERSION << 4;
+	out[HDR(ver_flags)] = version << 4;
 	out[HDR(codec)] = c->id;
 	out[HDR(param)] = param;
 	out[HDR(dscp)] = dscp;
@@ -53,6 +54,17 @@ ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
 	memcpy(out + INCNN_FRAME_HDR_LEN + head + r, payload + len - tail,
 	       tail);
 	return fixed + r;
+}
+
+ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
+				const struct incnn_codec *c, u8 param,
+				u8 dscp, const u8 *payload, size_t len,
+				size_t head, u8 *out, size_t cap,
+				void *scratch, struct incnn_hist *hist)
+{
+	return incnn_frame_encode_ver(simd, INCNN_FRAME_VERSION, c, param,
+				      dscp, payload, len, head, out, cap,
+				      scratch, hist);
 }
 
 ssize_t incnn_frame_encode(const struct incnn_codec *c, u8 param, u8 dscp,
@@ -73,7 +85,8 @@ int incnn_frame_parse(const u8 *frame, size_t len,
 
 	if (len < INCNN_FRAME_HDR_LEN)
 		return INCNN_FRAME_ERR_SHORT;
-	if (frame[HDR(ver_flags)] != INCNN_FRAME_VERSION << 4 ||
+	if ((frame[HDR(ver_flags)] != INCNN_FRAME_VERSION << 4 &&
+	     frame[HDR(ver_flags)] != INCNN_FRAME_VERSION_2 << 4) ||
 	    frame[HDR(dscp)] & 3)
 		return INCNN_FRAME_ERR_VERSION;
 	c = incnn_codec_get(frame[HDR(codec)]);
@@ -82,6 +95,7 @@ int incnn_frame_parse(const u8 *frame, size_t len,
 	if (incnn_codec_check_param(c, frame[HDR(param)]))
 		return INCNN_FRAME_ERR_PARAM;
 
+	fi->version = frame[HDR(ver_flags)] >> 4;
 	fi->codec = frame[HDR(codec)];
 	fi->param = frame[HDR(param)];
 	fi->dscp = frame[HDR(dscp)];

@@ -9,6 +9,7 @@
 #include "codec.h"
 
 struct incnn_frame_info {
+	u8 version;	/* INCNN_FRAME_VERSION or INCNN_FRAME_VERSION_2 */
 	u8 codec;
 	u8 param;
 	u8 dscp;	/* the original DSCP, ToS bits 7..2 (ECN bits zero) */
@@ -35,8 +36,19 @@ ssize_t incnn_frame_encode_simd(enum incnn_simd simd,
 				void *scratch, struct incnn_hist *hist);
 
 /*
+ * The same as a frame of @version (INCNN_FRAME_VERSION or
+ * INCNN_FRAME_VERSION_2: the same layout, see docs/wire-format.md).
+ */
+ssize_t incnn_frame_encode_ver(enum incnn_simd simd, u8 version,
+			       const struct incnn_codec *c, u8 param,
+			       u8 dscp, const u8 *payload, size_t len,
+			       size_t head, u8 *out, size_t cap,
+			       void *scratch, struct incnn_hist *hist);
+
+/*
  * Parse and check the header of a frame of @len bytes without decoding
- * it. Returns INCNN_FRAME_OK or the reason (enum incnn_frame_error).
+ * it (either version). Returns INCNN_FRAME_OK or the reason (enum
+ * incnn_frame_error).
  */
 int incnn_frame_parse(const u8 *frame, size_t len,
 		      struct incnn_frame_info *fi);

@@ -169,6 +169,45 @@ TEST_F_TIMEOUT(rnd, roundtrip_every_head_and_tail, 600)
 	}
 }
 
+/*
+ * Version 2 (superframes): the same layout with version nibble 2, and
+ * orig_len far above any MSS; it decodes to the same bytes as version 1.
+ */
+TEST(version2_superframe)
+{
+	static uint8_t pay[65532], f1[65532], f2[65532], out[65532];
+	struct incnn_frame_info fi;
+	struct incnn_rng r;
+	ssize_t n1, n2;
+
+	incnn_rng_seed(&r, 7);
+	incnn_gen_f32(&r, INCNN_DIST_LAPLACE, 1e-3, (float *)pay,
+		      sizeof(pay) / 4);
+	n1 = incnn_frame_encode(&incnn_codec_ebq, 10, 0x28, pay, sizeof(pay),
+				0, f1, sizeof(f1) - 1, test_scratch(), NULL);
+	n2 = incnn_frame_encode_ver(INCNN_SIMD_NONE, INCNN_FRAME_VERSION_2,
+				    &incnn_codec_ebq, 10, 0x28, pay,
+				    sizeof(pay), 0, f2, sizeof(f2) - 1,
+				    test_scratch(), NULL);
+	ASSERT_GT(n2, 8);
+	ASSERT_EQ(n1, n2);
+	EXPECT_EQ(0x20, f2[0]);
+	EXPECT_EQ(0xff, f2[4]);		/* 65532 = 0xfffc, big-endian */
+	EXPECT_EQ(0xfc, f2[5]);
+	EXPECT_EQ(0, memcmp(f1 + 1, f2 + 1, n1 - 1));
+	ASSERT_EQ(INCNN_FRAME_OK, frame_dec(f2, n2, out, sizeof(out), &fi));
+	EXPECT_EQ(2, fi.version);
+	EXPECT_EQ(65532, fi.orig_len);
+	ASSERT_EQ(INCNN_FRAME_OK, frame_dec(f1, n1, pay, sizeof(pay), &fi));
+	EXPECT_EQ(1, fi.version);
+	EXPECT_EQ(0, memcmp(out, pay, sizeof(out)));
+	/* a version other than 1 and 2 is refused by the encoder */
+	EXPECT_EQ(-EINVAL, incnn_frame_encode_ver(INCNN_SIMD_NONE, 3,
+						  &incnn_codec_ebq, 10, 0x28,
+						  pay, 1000, 0, f2, 999,
+						  test_scratch(), NULL));
+}
+
 TEST(not_smaller_goes_raw)
 {
 	static struct frame_buf b;
@@ -226,7 +265,13 @@ TEST_F(reject, short_header)
 
 TEST_F(reject, version_and_flags)
 {
-	self->b.frame[0] = 0x20;
+	self->b.frame[0] = 0x00;
+	REJECTS(INCNN_FRAME_ERR_VERSION);
+	self->b.frame[0] = 0x30;
+	REJECTS(INCNN_FRAME_ERR_VERSION);
+	self->b.frame[0] = 0xf0;
+	REJECTS(INCNN_FRAME_ERR_VERSION);
+	self->b.frame[0] = 0x21;
 	REJECTS(INCNN_FRAME_ERR_VERSION);
 	self->b.frame[0] = 0x11;
 	REJECTS(INCNN_FRAME_ERR_VERSION);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer harness: the wire frame decoder on hostile frames. The output
+ * libFuzzer harness: the wire frame decoder on hostile frames (versions 1
+ * and 2; gen_corpus seeds both). The output
  * buffer is exactly orig_len bytes, so ASan catches any overrun; a frame
  * that decodes must have been strictly shorter than what it restores.
  */

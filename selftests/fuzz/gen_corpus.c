@@ -89,6 +89,17 @@ int main(int argc, char **argv)
 				if (n > 0 && write_file(argv[1], "fuzz_frame",
 							nf++, frame, n))
 					return 1;
+				/* the same as a superframe (version 2) */
+				n = incnn_frame_encode_ver(incnn_simd_auto(),
+							   INCNN_FRAME_VERSION_2,
+							   c, c->param.def,
+							   0x28, payload, len,
+							   head, frame,
+							   len - 1, scratch,
+							   NULL);
+				if (n > 0 && write_file(argv[1], "fuzz_frame",
+							nf++, frame, n))
+					return 1;
 				/* codec input: id, param, length, data */
 				in[0] = id - 1;
 				in[1] = c->param.def;

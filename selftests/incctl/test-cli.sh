@@ -258,6 +258,8 @@ usage "set without arguments" -m 'nothing to set' set
 usage "set unknown key" -m 'unknown key "foo"' set foo 1
 usage "set tx without value" -m 'missing value' set tx
 usage "set tx maybe" -m 'expected on or off' set tx maybe
+usage "set superframes maybe" -m 'expected on or off' set superframes maybe
+usage "set superframes twice" -m 'given twice' set superframes on superframes off
 usage "set tx 1" set tx 1
 usage "set rx yes" set rx yes
 usage "set tx twice" -m 'twice' set tx on tx off

@@ -37,6 +37,14 @@
  * number, with the frame option: the peer, which did not offer rx, must
  * drop them (rx_drop_not_offered).
  *
+ * -V OFFERED (version 2) instead injects version-2 frames (superframes)
+ * the receiver must drop: one whose orig_len (65535) does not fit an
+ * IPv4 datagram (rx_drop_length), one at the next sequence number
+ * restoring 60000 bytes, past a receive window smaller than that
+ * (rx_drop_v2_window; the receiver's tcp_rmem must keep it so), and one
+ * whose body does not decode (rx_drop_body). With OFFERED 0 the
+ * receiver did not offer version 2 and drops each as rx_drop_version.
+ *
  *   incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]
  *
  * SYN spray: COUNT SYNs to ADDR:PORT carrying incnn's capability option,
@@ -293,20 +301,36 @@ static int classify(const u8 *frame, size_t len)
 	return incnn_frame_decode(frame, len, decode_buf, recv_cap, &fi);
 }
 
-/* Inject a frame the receiver must drop with reason @want (checked here). */
-static int bad(const char *what, const u8 *frame, size_t len, int want)
+static unsigned long expect_v2_window;
+
+/*
+ * Inject a frame that the userspace decoder classifies as @dec (checked
+ * here) and the receiver must drop with reason @want (-1:
+ * rx_drop_v2_window).
+ */
+static int bad_as(const char *what, const u8 *frame, size_t len, int dec,
+		  int want)
 {
 	int got = classify(frame, len);
 
-	if (got != want) {
+	if (got != dec) {
 		fprintf(stderr,
 			"incnn_inject: case %s: decoder says %s, expected %s\n",
-			what, reason_name[got], reason_name[want]);
+			what, reason_name[got], reason_name[dec]);
 		errno = EINVAL;
 		return 1;
 	}
-	expect[want]++;
+	if (want < 0)
+		expect_v2_window++;
+	else
+		expect[want]++;
 	return inject(frame, len, seq_next, 0);
+}
+
+/* Inject a frame the receiver must drop with reason @want (checked here). */
+static int bad(const char *what, const u8 *frame, size_t len, int want)
+{
+	return bad_as(what, frame, len, want, want);
 }
 
 static void hdr(u8 *f, u8 ver_flags, u8 codec, u8 param, u8 dscp,
@@ -344,12 +368,15 @@ static int fixed_cases(const u8 *data, size_t avail)
 	for (i = 1; i < 8; i += 3)
 		if (bad("short", f, i, INCNN_FRAME_ERR_SHORT))
 			return 1;
-	/* VERSION: version 0 and 2, flags set, reserved dscp bits */
+	/*
+	 * VERSION: version 0 and 3, flags set, reserved dscp bits (version
+	 * 2 depends on the receiver's offer: -V)
+	 */
 	hdr(f, 0x00, 1, 10, 0x28, 1000, 0);
 	if (bad("version 0", f, 100, INCNN_FRAME_ERR_VERSION))
 		return 1;
-	hdr(f, 0x20, 1, 10, 0x28, 1000, 0);
-	if (bad("version 2", f, 100, INCNN_FRAME_ERR_VERSION))
+	hdr(f, 0x30, 1, 10, 0x28, 1000, 0);
+	if (bad("version 3", f, 100, INCNN_FRAME_ERR_VERSION))
 		return 1;
 	hdr(f, 0x11, 1, 10, 0x28, 1000, 0);
 	if (bad("flags", f, 100, INCNN_FRAME_ERR_VERSION))
@@ -547,6 +574,42 @@ static int window_cases(const u8 *data, size_t avail)
 
 static unsigned long expect_not_offered;
 
+/* -V: malformed version-2 frames (see the top of the file). */
+static int v2_cases(int offered, const u8 *data, size_t avail)
+{
+	const struct incnn_codec *lz4 = incnn_codec_get(INCNN_CODEC_LZ4);
+	const struct incnn_codec *inc = incnn_codec_get(INCNN_CODEC_INCEPTIONN);
+	static u8 f[70000], zeros[65535];
+	int v = INCNN_FRAME_ERR_VERSION;
+	ssize_t len;
+
+	len = incnn_frame_encode_ver(INCNN_SIMD_NONE, INCNN_FRAME_VERSION_2,
+				     lz4, 0, INCNN_DEFAULT_TOS, zeros,
+				     sizeof(zeros), 0, f, sizeof(f), scratch,
+				     NULL);
+	if (len < 12 ||
+	    bad_as("v2 orig_len 65535", f, len, INCNN_FRAME_ERR_LENGTH,
+		   offered ? INCNN_FRAME_ERR_LENGTH : v))
+		return fail("v2 orig_len 65535");
+	len = incnn_frame_encode_ver(INCNN_SIMD_NONE, INCNN_FRAME_VERSION_2,
+				     lz4, 0, INCNN_DEFAULT_TOS, zeros, 60000,
+				     0, f, sizeof(f), scratch, NULL);
+	if (len < 12 || bad_as("v2 past the window", f, len, INCNN_FRAME_OK,
+			       offered ? -1 : v))
+		return fail("v2 past the window");
+	len = incnn_frame_encode_ver(INCNN_SIMD_NONE, INCNN_FRAME_VERSION_2,
+				     inc, 10, INCNN_DEFAULT_TOS, data,
+				     avail < 2000 ? avail & ~3u : 2000, 0, f,
+				     sizeof(f), scratch, NULL);
+	if (len < 12)
+		return fail("v2 inceptionn");
+	f[len++] = 0x5a;	/* a trailing byte: the body is not consumed */
+	if (bad_as("v2 body", f, len, INCNN_FRAME_ERR_BODY,
+		   offered ? INCNN_FRAME_ERR_BODY : v))
+		return fail("v2 body");
+	return 0;
+}
+
 /*
  * SYN-ACKs with the capability option at our established connection,
  * then valid frames to the peer, which did not offer rx.
@@ -593,7 +656,7 @@ int main(int argc, char **argv)
 {
 	const char *addr = NULL;
 	int port = 0, tos = INCNN_DEFAULT_TOS, nrandom = 200, opt, fd, f, i;
-	int window = 0, spoof = 0;
+	int window = 0, spoof = 0, v2 = -1;
 	unsigned long spray = 0;
 	unsigned int src_net = 10 << 8 | 99;
 	socklen_t sl = sizeof(local);
@@ -601,7 +664,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	u8 *buf;
 
-	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:M:WS:Y:F:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:M:WS:Y:F:V:")) != -1) {
 		switch (opt) {
 		case 'c':
 			addr = optarg;
@@ -630,6 +693,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			spoof = atoi(optarg);
+			break;
+		case 'V':
+			v2 = !!atoi(optarg);
 			break;
 		case 'Y':
 			spray = strtoul(optarg, NULL, 0);
@@ -660,7 +726,7 @@ int main(int argc, char **argv)
 		return syn_spray(spray, src_net);
 	}
 	if (optind != argc - 1 || !addr || port <= 0) {
-		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] [-M MSS] [-W | -S COUNT] IN\n       incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]\n");
+		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] [-M MSS] [-W | -S COUNT | -V OFFERED] IN\n       incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]\n");
 		return 2;
 	}
 
@@ -701,7 +767,10 @@ int main(int argc, char **argv)
 	}
 
 	isn = seq_next - half - 1;
-	if (spoof) {
+	if (v2 >= 0) {
+		if (v2_cases(v2, buf, half))
+			return 1;
+	} else if (spoof) {
 		if (spoof_cases(spoof, buf, half))
 			return 1;
 	} else if (window) {
@@ -725,6 +794,7 @@ int main(int argc, char **argv)
 	printf("rx_drop_csum %lu\n", expect_csum);
 	printf("rx_out_of_window %lu\n", expect_window);
 	printf("rx_drop_not_offered %lu\n", expect_not_offered);
+	printf("rx_drop_v2_window %lu\n", expect_v2_window);
 	printf("injected %lu\n", injected);
 	printf("skipped_valid %lu\n", skipped);
 	free(buf);

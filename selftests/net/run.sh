@@ -26,7 +26,8 @@ TESTS=(codecs.sh passthrough.sh offload.sh netem.sh nat.sh iperf3.sh
 	inband.sh handshake.sh window.sh xmit.sh hybrid.sh toggle.sh
 	mtu.sh urgent.sh
 	unload.sh bigstream.sh vrf.sh fragments.sh defaults.sh spray.sh
-	torch.sh methods.sh lgc.sh md5.sh synopt.sh zebq.sh wireshark.sh)
+	torch.sh methods.sh lgc.sh md5.sh synopt.sh zebq.sh sframe.sh
+	sframe-inject.sh wireshark.sh)
 [ $# -eq 0 ] || TESTS=("$@")
 
 # The runner wants BASE_DIR/kselftest/ (its helpers) and the test

@@ -74,7 +74,10 @@ enum incnn_param_kind {
  *  |          orig_len             |          head_len             |
  *  +-------------------------------+-------------------------------+
  *
- * version:  INCNN_FRAME_VERSION (high nibble of byte 0)
+ * version:  INCNN_FRAME_VERSION (high nibble of byte 0), or
+ *           INCNN_FRAME_VERSION_2 (a superframe: the same layout; orig_len
+ *           may exceed the MSS, up to what one IPv4 datagram holds;
+ *           sent only to a peer whose capability option lists version 2)
  * flags:    must be zero (low nibble of byte 0)
  * codec:    enum incnn_codec_id
  * param:    codec parameter (see enum incnn_codec_id)
@@ -85,6 +88,7 @@ enum incnn_param_kind {
  * head_len: number of raw head bytes, 0..orig_len
  */
 #define INCNN_FRAME_VERSION	1
+#define INCNN_FRAME_VERSION_2	2	/* superframes, docs/design.md */
 #define INCNN_FRAME_HDR_LEN	8
 
 struct incnn_frame_hdr {
@@ -132,12 +136,13 @@ enum incnn_frame_error {
  *		INCNN_A_FLOW_MAX, INCNN_A_FLOW_IDLE_TIMEOUT,
  *		INCNN_A_FLOW_CLOSE_TIMEOUT, INCNN_A_FLOW_COUNT,
  *		INCNN_A_RULES: nest of INCNN_A_RULE: nest of
- *			INCNN_RULE_A_DSCP, INCNN_RULE_A_CODEC, INCNN_RULE_A_PARAM
+ *			INCNN_RULE_A_DSCP, INCNN_RULE_A_CODEC, INCNN_RULE_A_PARAM,
+ *		INCNN_A_SUPERFRAMES (kernels before it lack it)
  *
  * INCNN_CMD_SET_CONFIG (admin)
  *	request: any of INCNN_A_TX_ENABLED, INCNN_A_RX_ENABLED,
  *		INCNN_A_WIRE_DSCP, INCNN_A_FLOW_MAX, INCNN_A_FLOW_IDLE_TIMEOUT,
- *		INCNN_A_FLOW_CLOSE_TIMEOUT
+ *		INCNN_A_FLOW_CLOSE_TIMEOUT, INCNN_A_SUPERFRAMES
  *
  * INCNN_CMD_ADD_RULE (admin)
  *	request: INCNN_A_RULE: nest of INCNN_RULE_A_DSCP, INCNN_RULE_A_CODEC,
@@ -201,6 +206,7 @@ enum incnn_attr {
 	INCNN_A_FLOW,			/* nest of INCNN_FLOW_A_* */
 	INCNN_A_CODECS,			/* nest of INCNN_A_CODEC */
 	INCNN_A_CODEC,			/* nest of INCNN_CODEC_A_* */
+	INCNN_A_SUPERFRAMES,		/* u8: 0 or 1, frame version 2 (default 0) */
 	__INCNN_A_MAX
 };
 
@@ -261,6 +267,14 @@ enum incnn_stat {
 	INCNN_STAT_TX_CUT_RAW,		/* cut floats recorded raw */
 	INCNN_STAT_TX_DROP_CUT,		/* dropped: cut float not completable */
 	INCNN_STAT_TX_RAW_SIGNED,	/* raw: segment signed (TCP-MD5/AO) */
+	INCNN_STAT_TX_WIRE_V1,		/* wire packets sent as version-1 frames */
+	INCNN_STAT_TX_WIRE_V2,		/* wire packets sent as version-2 frames */
+	INCNN_STAT_TX_SUPERFRAMES,	/* GSO skbs sent as version-2 frames */
+	INCNN_STAT_RX_FRAMES_V1,	/* version-1 frames decoded */
+	INCNN_STAT_RX_FRAMES_V2,	/* version-2 frames decoded */
+	INCNN_STAT_RX_V2_BYTES_ORIG,	/* bytes restored by version-2 frames */
+	INCNN_STAT_RX_DROP_ALLOC,	/* dropped: no pages to restore into */
+	INCNN_STAT_RX_DROP_V2_WINDOW,	/* dropped: version 2 past the window */
 	__INCNN_STAT_MAX
 };
 
@@ -338,7 +352,8 @@ enum incnn_codec_attr {
  *  +---------------+---------------+-------------------------------+
  *
  * versions: bit v set: the receiver decodes frames of version v
- *           (INCNN_FRAME_VERSION is 1: bit 1, 0x02)
+ *           (INCNN_FRAME_VERSION is 1: bit 1, 0x02; with superframes on,
+ *           also INCNN_FRAME_VERSION_2: 0x06)
  * codecs:   big-endian; bit c set: the receiver decodes codec id c
  *           (enum incnn_codec_id; bit 0 is never set)
  *

@@ -42,6 +42,8 @@ static void show_json(const struct incctl *c, const struct incnn_nl_config *cfg)
 		json_u64(&j, "flow_close_timeout", cfg->close_timeout);
 	if (HAS(cfg, INCNN_A_FLOW_COUNT))
 		json_u64(&j, "flow_count", cfg->flow_count);
+	if (HAS(cfg, INCNN_A_SUPERFRAMES))
+		json_bool(&j, "superframes", cfg->superframes);
 	json_arr_open(&j, "rules");
 	for (size_t i = 0; i < cfg->nrules; i++)
 		rule_print_json(c, &j, &cfg->rules[i]);
@@ -77,6 +79,9 @@ static void show_text(const struct incctl *c, const struct incnn_nl_config *cfg)
 		printf("%-14s %u s\n", "idle-timeout", cfg->idle_timeout);
 	if (HAS(cfg, INCNN_A_FLOW_CLOSE_TIMEOUT))
 		printf("%-14s %u s\n", "close-timeout", cfg->close_timeout);
+	if (HAS(cfg, INCNN_A_SUPERFRAMES))
+		printf("%-14s %s\n", "superframes",
+		       cfg->superframes ? "on" : "off");
 	if (!cfg->nrules) {
 		printf("%-14s none\n", "rules");
 		return;
@@ -130,7 +135,7 @@ int cmd_show(struct incctl *c, int argc, char **argv)
 /* incctl set KEY VALUE [KEY VALUE]... */
 struct set_req {
 	uint32_t have;		/* bit n: INCNN_A_* n to send */
-	bool tx, rx;
+	bool tx, rx, superframes;
 	uint8_t wire_dscp;
 	uint32_t flow_max, idle_timeout, close_timeout;
 };
@@ -148,7 +153,8 @@ static int set_once(struct set_req *s, int attr, const char *kw)
 #define CLOSE_TIMEOUT_MAX	3600
 
 #define SET_KEYS \
-	"tx, rx, wire-dscp, wire-tos, flow-max, idle-timeout, close-timeout"
+	"tx, rx, wire-dscp, wire-tos, flow-max, idle-timeout, close-timeout, " \
+	"superframes"
 
 static int set_parse(int argc, char **argv, struct set_req *s)
 {
@@ -162,7 +168,7 @@ static int set_parse(int argc, char **argv, struct set_req *s)
 		if (strcmp(kw, "tx") && strcmp(kw, "rx") &&
 		    strcmp(kw, "wire-dscp") && strcmp(kw, "wire-tos") &&
 		    strcmp(kw, "flow-max") && strcmp(kw, "idle-timeout") &&
-		    strcmp(kw, "close-timeout"))
+		    strcmp(kw, "close-timeout") && strcmp(kw, "superframes"))
 			return cli_error("set: unknown key \"%s\" (%s)", kw,
 					 SET_KEYS);
 		rc = arg_value(argc, argv, &i, &val);
@@ -172,6 +178,10 @@ static int set_parse(int argc, char **argv, struct set_req *s)
 			rc = set_once(s, INCNN_A_TX_ENABLED, "tx");
 			if (!rc)
 				rc = arg_onoff(kw, val, &s->tx);
+		} else if (!strcmp(kw, "superframes")) {
+			rc = set_once(s, INCNN_A_SUPERFRAMES, kw);
+			if (!rc)
+				rc = arg_onoff(kw, val, &s->superframes);
 		} else if (!strcmp(kw, "rx")) {
 			rc = set_once(s, INCNN_A_RX_ENABLED, "rx");
 			if (!rc)
@@ -233,5 +243,7 @@ int cmd_set(struct incctl *c, int argc, char **argv)
 	if (s.have & (1U << INCNN_A_FLOW_CLOSE_TIMEOUT))
 		mnl_attr_put_u32(nlh, INCNN_A_FLOW_CLOSE_TIMEOUT,
 				 s.close_timeout);
+	if (s.have & (1U << INCNN_A_SUPERFRAMES))
+		mnl_attr_put_u8(nlh, INCNN_A_SUPERFRAMES, s.superframes);
 	return incctl_talk(c, nlh, NULL, NULL);
 }

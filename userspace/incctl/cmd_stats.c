@@ -48,6 +48,14 @@ static const char *const stat_names[__INCNN_STAT_MAX] = {
 	[INCNN_STAT_TX_CUT_RAW] = "tx_cut_raw",
 	[INCNN_STAT_TX_DROP_CUT] = "tx_drop_cut",
 	[INCNN_STAT_TX_RAW_SIGNED] = "tx_raw_signed",
+	[INCNN_STAT_TX_WIRE_V1] = "tx_wire_v1",
+	[INCNN_STAT_TX_WIRE_V2] = "tx_wire_v2",
+	[INCNN_STAT_TX_SUPERFRAMES] = "tx_superframes",
+	[INCNN_STAT_RX_FRAMES_V1] = "rx_frames_v1",
+	[INCNN_STAT_RX_FRAMES_V2] = "rx_frames_v2",
+	[INCNN_STAT_RX_V2_BYTES_ORIG] = "rx_v2_bytes_orig",
+	[INCNN_STAT_RX_DROP_ALLOC] = "rx_drop_alloc",
+	[INCNN_STAT_RX_DROP_V2_WINDOW] = "rx_drop_v2_window",
 };
 
 /* Counters a newer kernel may add are kept and shown as "stat_N". */
@@ -192,6 +200,8 @@ static void summarise(const struct stats *st, struct summary *sm)
 	     s++)
 		sm->rx_dropped += sv(st, s);
 	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_NOT_OFFERED);
+	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_ALLOC);
+	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_V2_WINDOW);
 }
 
 static uint64_t hist_total(const struct cstat *cs)

@@ -79,6 +79,7 @@ int incnn_nl_config_cb(const struct nlmsghdr *nlh, void *data)
 		[INCNN_A_FLOW_CLOSE_TIMEOUT] = MNL_TYPE_U32,
 		[INCNN_A_FLOW_COUNT] = MNL_TYPE_U32,
 		[INCNN_A_RULES] = MNL_TYPE_NESTED,
+		[INCNN_A_SUPERFRAMES] = MNL_TYPE_U8,
 	};
 	const struct nlattr *tb[INCNN_A_MAX + 1];
 	struct incnn_nl_config *cfg = data;
@@ -104,6 +105,8 @@ int incnn_nl_config_cb(const struct nlmsghdr *nlh, void *data)
 			mnl_attr_get_u32(tb[INCNN_A_FLOW_CLOSE_TIMEOUT]);
 	if (tb[INCNN_A_FLOW_COUNT])
 		cfg->flow_count = mnl_attr_get_u32(tb[INCNN_A_FLOW_COUNT]);
+	if (tb[INCNN_A_SUPERFRAMES])
+		cfg->superframes = mnl_attr_get_u8(tb[INCNN_A_SUPERFRAMES]);
 	return tb[INCNN_A_RULES] ? rules_nest(tb[INCNN_A_RULES], cfg) : 0;
 }
 

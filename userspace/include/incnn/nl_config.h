@@ -27,6 +27,7 @@ struct incnn_nl_config {
 	bool tx_enabled, rx_enabled;
 	uint8_t wire_dscp;
 	uint32_t flow_max, idle_timeout, close_timeout, flow_count;
+	bool superframes;	/* frame version 2 offered and sent */
 	size_t nrules;
 	/* sorted by DSCP; at most one per DSCP */
 	struct incnn_nl_rule rules[INCNN_MAX_RULES];
