@@ -191,8 +191,8 @@ static __always_inline void avx2_enc_stop(struct incnn_enc_pos *at, size_t i,
  * payloads kept at the same bit positions (sign at bit 15, a 1-byte value
  * is byte 1 of its lane: the *_shuf_hi tables).
  */
-typedef short v16hi __attribute__((vector_size(32)));
-typedef long long v4di __attribute__((vector_size(32)));
+typedef short v16hi __attribute__((vector_size(16 * sizeof(u16))));
+typedef long long v4di __attribute__((vector_size(4 * sizeof(u64))));
 
 /*
  * The tag lane of a value from its class masks m1 (tag >= 01), m2
@@ -288,14 +288,21 @@ static inline v8si avx2_blendv(v8si a, v8si b, v8si m)
 static __always_inline v8si avx2_dec_lanes(v8si r, v8si mask, v8sf s1,
 					   v8sf s2, bool same_scale)
 {
-	v8si mag = __builtin_ia32_psignd256(r & 0x7fff,
-						 (v8si)((v8su)r << 16));
+	v8si sgn = (v8si)((v8su)r << 16), sel = (v8si)((v8su)mask << 24);
+	v8si mag = __builtin_ia32_psignd256(r & 0x7fff, sgn);
 	v8sf f = __builtin_convertvector(mag, v8sf);
 	v8sf s = same_scale ? s2 :
-		 __builtin_ia32_blendvps256(s2, s1,
-						    (v8sf)((v8su)mask << 24));
+		 __builtin_ia32_blendvps256(s2, s1, (v8sf)sel);
 
 	return avx2_blendv(r, (v8si)(f * s), mask);
+}
+
+/* lanes where !(a < b), i.e. a >= b or a is NaN (one vcmpps) */
+static inline v8si avx2_nlt(v8sf a, float b)
+{
+	v8sf vb = { b, b, b, b, b, b, b, b };
+
+	return (v8si)__builtin_ia32_cmpps256(a, vb, 0x05);	/* NLT_UQ */
 }
 
 /* 2^e as a float, for -126 <= e <= 127 */
@@ -323,9 +330,9 @@ static __always_inline v8si avx2_ebq_enc_lanes(v8si x, v8sf scale, v8si *tl,
 	v8si q = __builtin_ia32_cvttps2dq256(y + 0.5f);
 	v8si sh;
 
-	*m1 = ~(y < 0.5f);
-	*m2 = ~(y < 127.5f);
-	*m3 = ~(y < 32767.5f);
+	*m1 = avx2_nlt(y, 0.5f);
+	*m2 = avx2_nlt(y, 127.5f);
+	*m3 = avx2_nlt(y, 32767.5f);
 	*tl = avx2_tag_lane(*m1, *m2, *m3);
 	/* the sign to bit 15 (tag 10) or bit 7 (tag 01) */
 	sh = avx2_set1(24) + (*m2 & -8);
