@@ -80,54 +80,6 @@ static inline v8si avx2_srl(v8si a, int n)
 	return (v8si)((v8su)a >> n);
 }
 
-/*
- * Pack the low 0/1/2/4 bytes of each lane by the tag word @tags: values
- * 0..3 to @op, values 4..7 right after them. Writes 16 bytes at @op and
- * at the end of the first half. Returns the bytes packed.
- */
-static inline unsigned int avx2_pack(u8 *op, v8si v, u32 tags)
-{
-	u32 lo = tags & 0xff, hi = tags >> 8;
-	v16qi m0 = avx2_load16(incnn_simd_enc_shuf[lo]);
-	v16qi m1 = avx2_load16(incnn_simd_enc_shuf[hi]);
-	v32qi mask = __builtin_shufflevector(m0, m1, 0, 1, 2, 3, 4, 5, 6, 7,
-					     8, 9, 10, 11, 12, 13, 14, 15,
-					     16, 17, 18, 19, 20, 21, 22, 23,
-					     24, 25, 26, 27, 28, 29, 30, 31);
-	v32qi p = __builtin_ia32_pshufb256((v32qi)v, mask);
-	unsigned int l0 = incnn_simd_len[lo];
-
-	avx2_store16(op, __builtin_shufflevector(p, p, 0, 1, 2, 3, 4, 5, 6, 7,
-						 8, 9, 10, 11, 12, 13, 14,
-						 15));
-	avx2_store16(op + l0, __builtin_shufflevector(p, p, 16, 17, 18, 19,
-						      20, 21, 22, 23, 24, 25,
-						      26, 27, 28, 29, 30, 31));
-	return l0 + incnn_simd_len[hi];
-}
-
-/*
- * Unpack what avx2_pack() packed: 8 lanes, bytes past a value's length
- * zero. Reads 16 bytes at @ip and at the end of the first half.
- */
-static inline v8si avx2_unpack(const u8 *ip, u32 tags)
-{
-	u32 lo = tags & 0xff, hi = tags >> 8;
-	v16qi m0 = avx2_load16(incnn_simd_dec_shuf[lo]);
-	v16qi m1 = avx2_load16(incnn_simd_dec_shuf[hi]);
-	v16qi a = avx2_load16(ip), b = avx2_load16(ip + incnn_simd_len[lo]);
-	v32qi mask = __builtin_shufflevector(m0, m1, 0, 1, 2, 3, 4, 5, 6, 7,
-					     8, 9, 10, 11, 12, 13, 14, 15,
-					     16, 17, 18, 19, 20, 21, 22, 23,
-					     24, 25, 26, 27, 28, 29, 30, 31);
-	v32qi d = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7,
-					  8, 9, 10, 11, 12, 13, 14, 15,
-					  16, 17, 18, 19, 20, 21, 22, 23,
-					  24, 25, 26, 27, 28, 29, 30, 31);
-
-	return (v8si)__builtin_ia32_pshufb256(d, mask);
-}
-
 /* per-lane tags (0..3) of a tag word */
 static inline v8si avx2_lane_tags(u32 tags)
 {
@@ -247,17 +199,24 @@ static __always_inline unsigned int avx2_pack_tab(u8 *op, v8si v, u32 tags,
 }
 
 /*
- * Unpack 8 lanes by incnn_simd_dec_shuf_hi: a 1-byte value in byte 1 of
- * its lane, bytes past a value zero. Reads 16 bytes at @ip and at the
- * end of the first half. *@mask gets the shuffle: the sign of a lane is
- * clear for tag 11 only, the sign of its byte 0 clear for tags 10, 11.
+ * Pack the low 0/1/2/4 bytes of each lane by the tag word @tags
+ * (avx2_pack_tab() with incnn_simd_enc_shuf).
  */
-static __always_inline v8si avx2_unpack_hi(const u8 *ip, u32 tags,
-					   v8si *mask)
+static inline unsigned int avx2_pack(u8 *op, v8si v, u32 tags)
+{
+	return avx2_pack_tab(op, v, tags, incnn_simd_enc_shuf);
+}
+
+/*
+ * Unpack 8 lanes by the shuffle table @tab (incnn_simd_dec_shuf or _hi):
+ * bytes past a value zero. Reads 16 bytes at @ip and at the end of the
+ * first half. *@mask gets the shuffle.
+ */
+static __always_inline v8si avx2_unpack_tab(const u8 *ip, u32 tags,
+					    const u8 (*tab)[16], v8si *mask)
 {
 	u32 lo = tags & 0xff, hi = (tags >> 8) & 0xff;
-	v16qi m0 = avx2_load16(incnn_simd_dec_shuf_hi[lo]);
-	v16qi m1 = avx2_load16(incnn_simd_dec_shuf_hi[hi]);
+	v16qi m0 = avx2_load16(tab[lo]), m1 = avx2_load16(tab[hi]);
 	v16qi a = avx2_load16(ip), b = avx2_load16(ip + incnn_simd_len[lo]);
 	v32qi m = __builtin_shufflevector(m0, m1, 0, 1, 2, 3, 4, 5, 6, 7,
 					  8, 9, 10, 11, 12, 13, 14, 15,
@@ -270,6 +229,28 @@ static __always_inline v8si avx2_unpack_hi(const u8 *ip, u32 tags,
 
 	*mask = (v8si)m;
 	return (v8si)__builtin_ia32_pshufb256(d, m);
+}
+
+/*
+ * Unpack what avx2_pack() packed: 8 lanes, bytes past a value's length
+ * zero.
+ */
+static inline v8si avx2_unpack(const u8 *ip, u32 tags)
+{
+	v8si mask;
+
+	return avx2_unpack_tab(ip, tags, incnn_simd_dec_shuf, &mask);
+}
+
+/*
+ * Unpack 8 lanes by incnn_simd_dec_shuf_hi: a 1-byte value in byte 1 of
+ * its lane. *@mask gets the shuffle: the sign of a lane is clear for tag
+ * 11 only, the sign of its byte 0 clear for tags 10, 11.
+ */
+static __always_inline v8si avx2_unpack_hi(const u8 *ip, u32 tags,
+					   v8si *mask)
+{
+	return avx2_unpack_tab(ip, tags, incnn_simd_dec_shuf_hi, mask);
 }
 
 /* per lane: @b where the sign of @m is set, else @a */

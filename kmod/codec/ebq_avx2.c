@@ -157,6 +157,11 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 		pos += ebq_dec8(in + pos, tags, s1, s2, out + 4 * i);
 		pos += ebq_dec8(in + pos, tags >> 16, s1, s2, out + 4 * i + 32);
 	}
+	if (n - i >= STEP && len - pos >= STEP_ROOM) {
+		pos += ebq_dec8(in + pos, get_unaligned_le16(in + i / 4), s1, s2,
+				out + 4 * i);
+		i += STEP;
+	}
 	return ebq_dec_tail(k, in, len, out, out_len, i, pos, s1, s2);
 }
 #endif /* INCNN_CODEC_AVX2 */
