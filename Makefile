@@ -9,6 +9,7 @@
 #                        build/debug-kernel; not part of make check)
 #   make fuzz            libFuzzer harnesses for FUZZ_SECONDS each
 #   make bench           the codec benchmark (incnn-bench)
+#   make bench-ab        codec speed now against BASE=COMMIT (default main)
 #   make seeds           the seed methods compared (build/seeds/, not in check)
 #   make modules         incnn.ko against KDIR (out-of-tree kbuild, see Kbuild)
 #
@@ -65,7 +66,7 @@ ALL_OBJS :=
 
 .PHONY: install install-lib install-tools dkms-src dkms-install demo seeds all tools tools-asan incctl \
 	incctl-asan lib so modules check selftests-host fuzz fuzzers \
-	fuzz-smoke bench clean ksft check-debug
+	fuzz-smoke bench bench-ab clean ksft check-debug
 
 all: tools
 
@@ -178,6 +179,11 @@ fuzz-smoke: fuzzers
 # --- benchmark -----------------------------------------------------------
 bench: tools
 	$(BUILD)/rel/bin/incnn-bench
+
+# codec speed of the current tree against BASE (a commit), alternating runs
+BASE ?= main
+bench-ab:
+	$(SRC)/scripts/bench/codec-ab.sh $(BASE)
 
 # --- kernel module -------------------------------------------------------
 # On a real host: KDIR defaults to the running kernel's build tree. For the

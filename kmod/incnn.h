@@ -209,6 +209,8 @@ struct incnn_scratch *incnn_scratch_get(void);
  * sending (okfn, nf_hook_slow) inside a section.
  */
 void incnn_simd_init(void);
+/* codec @id's self-benchmark figure (MB/s) for @simd, 0 if none */
+u32 incnn_simd_mbps(unsigned int id, enum incnn_simd simd, bool dec);
 enum incnn_simd incnn_simd_begin(void);
 void incnn_simd_end(enum incnn_simd simd);
 int incnn_scratch_init(void);

@@ -431,6 +431,25 @@ full:
 	return skb->len;
 }
 
+/* the self-benchmark's figures of codec @id, where it ran */
+static int incnn_put_codec_bench(struct sk_buff *msg, unsigned int id)
+{
+	static const u16 attr[2][2] = {
+		{ INCNN_CODEC_A_ENC_MBPS_NONE, INCNN_CODEC_A_DEC_MBPS_NONE },
+		{ INCNN_CODEC_A_ENC_MBPS_AVX2, INCNN_CODEC_A_DEC_MBPS_AVX2 },
+	};
+	unsigned int p, d;
+
+	for (p = 0; p < 2; p++)
+		for (d = 0; d < 2; d++) {
+			u32 v = incnn_simd_mbps(id, p, d);
+
+			if (v && nla_put_u32(msg, attr[p][d], v))
+				return -EMSGSIZE;
+		}
+	return 0;
+}
+
 static int incnn_get_codecs(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *all, *one;
@@ -457,11 +476,15 @@ static int incnn_get_codecs(struct sk_buff *skb, struct genl_info *info)
 		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_MIN, c->param.min) ||
 		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_MAX, c->param.max) ||
 		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_DEFAULT, c->param.def) ||
-		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_KIND, c->param.kind))
+		    nla_put_u8(msg, INCNN_CODEC_A_PARAM_KIND, c->param.kind) ||
+		    incnn_put_codec_bench(msg, id))
 			goto err;
 		nla_nest_end(msg, one);
 	}
 	nla_nest_end(msg, all);
+	if (nla_put_string(msg, INCNN_A_SIMD,
+			   incnn_simd_name(incnn_simd_level())))
+		goto err;
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
 err:

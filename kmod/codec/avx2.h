@@ -80,54 +80,6 @@ static inline v8si avx2_srl(v8si a, int n)
 	return (v8si)((v8su)a >> n);
 }
 
-/*
- * Pack the low 0/1/2/4 bytes of each lane by the tag word @tags: values
- * 0..3 to @op, values 4..7 right after them. Writes 16 bytes at @op and
- * at the end of the first half. Returns the bytes packed.
- */
-static inline unsigned int avx2_pack(u8 *op, v8si v, u32 tags)
-{
-	u32 lo = tags & 0xff, hi = tags >> 8;
-	v16qi m0 = avx2_load16(incnn_simd_enc_shuf[lo]);
-	v16qi m1 = avx2_load16(incnn_simd_enc_shuf[hi]);
-	v32qi mask = __builtin_shufflevector(m0, m1, 0, 1, 2, 3, 4, 5, 6, 7,
-					     8, 9, 10, 11, 12, 13, 14, 15,
-					     16, 17, 18, 19, 20, 21, 22, 23,
-					     24, 25, 26, 27, 28, 29, 30, 31);
-	v32qi p = __builtin_ia32_pshufb256((v32qi)v, mask);
-	unsigned int l0 = incnn_simd_len[lo];
-
-	avx2_store16(op, __builtin_shufflevector(p, p, 0, 1, 2, 3, 4, 5, 6, 7,
-						 8, 9, 10, 11, 12, 13, 14,
-						 15));
-	avx2_store16(op + l0, __builtin_shufflevector(p, p, 16, 17, 18, 19,
-						      20, 21, 22, 23, 24, 25,
-						      26, 27, 28, 29, 30, 31));
-	return l0 + incnn_simd_len[hi];
-}
-
-/*
- * Unpack what avx2_pack() packed: 8 lanes, bytes past a value's length
- * zero. Reads 16 bytes at @ip and at the end of the first half.
- */
-static inline v8si avx2_unpack(const u8 *ip, u32 tags)
-{
-	u32 lo = tags & 0xff, hi = tags >> 8;
-	v16qi m0 = avx2_load16(incnn_simd_dec_shuf[lo]);
-	v16qi m1 = avx2_load16(incnn_simd_dec_shuf[hi]);
-	v16qi a = avx2_load16(ip), b = avx2_load16(ip + incnn_simd_len[lo]);
-	v32qi mask = __builtin_shufflevector(m0, m1, 0, 1, 2, 3, 4, 5, 6, 7,
-					     8, 9, 10, 11, 12, 13, 14, 15,
-					     16, 17, 18, 19, 20, 21, 22, 23,
-					     24, 25, 26, 27, 28, 29, 30, 31);
-	v32qi d = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7,
-					  8, 9, 10, 11, 12, 13, 14, 15,
-					  16, 17, 18, 19, 20, 21, 22, 23,
-					  24, 25, 26, 27, 28, 29, 30, 31);
-
-	return (v8si)__builtin_ia32_pshufb256(d, mask);
-}
-
 /* per-lane tags (0..3) of a tag word */
 static inline v8si avx2_lane_tags(u32 tags)
 {
@@ -183,6 +135,241 @@ static __always_inline void avx2_enc_stop(struct incnn_enc_pos *at, size_t i,
 		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
 		at->classes[0] = i - avx2_hsum(n1);
 	}
+}
+
+/*
+ * The fast kernels (one pass, no per-call tables): classification by
+ * compares, the tag bytes of 8 or 16 lanes by one pmovmskb, 8- and 16-bit
+ * payloads kept at the same bit positions (sign at bit 15, a 1-byte value
+ * is byte 1 of its lane: the *_shuf_hi tables).
+ */
+typedef short v16hi __attribute__((vector_size(16 * sizeof(u16))));
+typedef long long v4di __attribute__((vector_size(4 * sizeof(u64))));
+
+/*
+ * The tag lane of a value from its class masks m1 (tag >= 01), m2
+ * (>= 10) and m3 (11), each a subset of the one before: bit 7 is tag bit
+ * 0, bit 15 tag bit 1.
+ */
+static inline v8si avx2_tag_lane(v8si m1, v8si m2, v8si m3)
+{
+	return ((m1 ^ m3) & 0x80) ^ (m2 & 0x8080);
+}
+
+/* the four tag bytes of 16 lanes (tag lanes @a: values 0..7, @b: 8..15) */
+static inline u32 avx2_tags16(v8si a, v8si b)
+{
+	v4di p = (v4di)__builtin_ia32_packusdw256(a, b);
+
+	p = __builtin_shufflevector(p, p, 0, 2, 1, 3);
+	return (u32)__builtin_ia32_pmovmskb256((v32qi)p);
+}
+
+/* the two tag bytes of 8 lanes */
+static inline u32 avx2_tags8(v8si a)
+{
+	return avx2_tags16(a, a) & 0xffff;
+}
+
+/*
+ * Pack the low 0/1/2/4 bytes of each lane of @v by the tag word @tags
+ * and the shuffle table @tab (incnn_simd_enc_shuf or _hi): values 0..3
+ * to @op, values 4..7 right after them. Writes 16 bytes at @op and at
+ * the end of the first half. Returns the bytes packed.
+ */
+static __always_inline unsigned int avx2_pack_tab(u8 *op, v8si v, u32 tags,
+						  const u8 (*tab)[16])
+{
+	u32 lo = tags & 0xff, hi = (tags >> 8) & 0xff;
+	v16qi m0 = avx2_load16(tab[lo]), m1 = avx2_load16(tab[hi]);
+	v32qi mask = __builtin_shufflevector(m0, m1, 0, 1, 2, 3, 4, 5, 6, 7,
+					     8, 9, 10, 11, 12, 13, 14, 15,
+					     16, 17, 18, 19, 20, 21, 22, 23,
+					     24, 25, 26, 27, 28, 29, 30, 31);
+	v32qi p = __builtin_ia32_pshufb256((v32qi)v, mask);
+	unsigned int l0 = incnn_simd_len[lo];
+
+	avx2_store16(op, __builtin_shufflevector(p, p, 0, 1, 2, 3, 4, 5, 6, 7,
+						 8, 9, 10, 11, 12, 13, 14,
+						 15));
+	avx2_store16(op + l0, __builtin_shufflevector(p, p, 16, 17, 18, 19,
+						      20, 21, 22, 23, 24, 25,
+						      26, 27, 28, 29, 30, 31));
+	return l0 + incnn_simd_len[hi];
+}
+
+/*
+ * Pack the low 0/1/2/4 bytes of each lane by the tag word @tags
+ * (avx2_pack_tab() with incnn_simd_enc_shuf).
+ */
+static inline unsigned int avx2_pack(u8 *op, v8si v, u32 tags)
+{
+	return avx2_pack_tab(op, v, tags, incnn_simd_enc_shuf);
+}
+
+/*
+ * Unpack 8 lanes by the shuffle table @tab (incnn_simd_dec_shuf or _hi):
+ * bytes past a value zero. Reads 16 bytes at @ip and at the end of the
+ * first half. *@mask gets the shuffle.
+ */
+static __always_inline v8si avx2_unpack_tab(const u8 *ip, u32 tags,
+					    const u8 (*tab)[16], v8si *mask)
+{
+	u32 lo = tags & 0xff, hi = (tags >> 8) & 0xff;
+	v16qi m0 = avx2_load16(tab[lo]), m1 = avx2_load16(tab[hi]);
+	v16qi a = avx2_load16(ip), b = avx2_load16(ip + incnn_simd_len[lo]);
+	v32qi m = __builtin_shufflevector(m0, m1, 0, 1, 2, 3, 4, 5, 6, 7,
+					  8, 9, 10, 11, 12, 13, 14, 15,
+					  16, 17, 18, 19, 20, 21, 22, 23,
+					  24, 25, 26, 27, 28, 29, 30, 31);
+	v32qi d = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7,
+					  8, 9, 10, 11, 12, 13, 14, 15,
+					  16, 17, 18, 19, 20, 21, 22, 23,
+					  24, 25, 26, 27, 28, 29, 30, 31);
+
+	*mask = (v8si)m;
+	return (v8si)__builtin_ia32_pshufb256(d, m);
+}
+
+/*
+ * Unpack what avx2_pack() packed: 8 lanes, bytes past a value's length
+ * zero.
+ */
+static inline v8si avx2_unpack(const u8 *ip, u32 tags)
+{
+	v8si mask;
+
+	return avx2_unpack_tab(ip, tags, incnn_simd_dec_shuf, &mask);
+}
+
+/*
+ * Unpack 8 lanes by incnn_simd_dec_shuf_hi: a 1-byte value in byte 1 of
+ * its lane. *@mask gets the shuffle: the sign of a lane is clear for tag
+ * 11 only, the sign of its byte 0 clear for tags 10, 11.
+ */
+static __always_inline v8si avx2_unpack_hi(const u8 *ip, u32 tags,
+					   v8si *mask)
+{
+	return avx2_unpack_tab(ip, tags, incnn_simd_dec_shuf_hi, mask);
+}
+
+/* per lane: @b where the sign of @m is set, else @a */
+static inline v8si avx2_blendv(v8si a, v8si b, v8si m)
+{
+	return (v8si)__builtin_ia32_blendvps256((v8sf)a, (v8sf)b, (v8sf)m);
+}
+
+/*
+ * The values of 8 unpacked lanes (avx2_unpack_hi()): tag 11 the raw
+ * lane; tags 01 and 10 (sign at bit 15, magnitude bits 14..0) the
+ * magnitude times @s1 (tag 01) or @s2 (tag 10), powers of 2: the int ->
+ * float conversion (< 2^15) and the product are exact, no exception can
+ * occur; a zero magnitude (and tag 00) gives +0.0.
+ */
+static __always_inline v8si avx2_dec_lanes(v8si r, v8si mask, v8sf s1,
+					   v8sf s2, bool same_scale)
+{
+	v8si sgn = (v8si)((v8su)r << 16), sel = (v8si)((v8su)mask << 24);
+	v8si mag = __builtin_ia32_psignd256(r & 0x7fff, sgn);
+	v8sf f = __builtin_convertvector(mag, v8sf);
+	v8sf s = same_scale ? s2 :
+		 __builtin_ia32_blendvps256(s2, s1, (v8sf)sel);
+
+	return avx2_blendv(r, (v8si)(f * s), mask);
+}
+
+/* lanes where !(a < b), i.e. a >= b or a is NaN (one vcmpps) */
+static inline v8si avx2_nlt(v8sf a, float b)
+{
+	v8sf vb = { b, b, b, b, b, b, b, b };
+
+	return (v8si)__builtin_ia32_cmpps256(a, vb, 0x05);	/* NLT_UQ */
+}
+
+/* 2^e as a float, for -126 <= e <= 127 */
+static inline v8sf avx2_pow2(int e)
+{
+	return (v8sf)avx2_set1((127 + e) << 23);
+}
+
+/*
+ * ebq's lanes for 8 values @x (ebq.c), one pass, with @scale = 2^(k-1):
+ * y = |x| * scale is exact (or +Inf, or a tiny value < 0.5), so
+ * q = round half up of y = trunc(y + 0.5) (exact below 2^22), and the
+ * classes are compares of y: q >= 1 iff y >= 0.5, q >= 2^7 iff
+ * y >= 127.5, q >= 2^15 iff y >= 32767.5, or y is NaN (all classes hold
+ * for NaN: the unordered "not less than"). Needs masked FP exceptions
+ * (the default; kernel_fpu_begin() sets them). Returns the payload lane
+ * (sign at bit 7 or 15, or the raw value); *@tl the tag lane, *@m1..3
+ * the class masks.
+ */
+static __always_inline v8si avx2_ebq_enc_lanes(v8si x, v8sf scale, v8si *tl,
+					       v8si *m1, v8si *m2, v8si *m3)
+{
+	v8si ax = x & 0x7fffffff;
+	v8sf y = (v8sf)ax * scale;
+	v8si q = __builtin_ia32_cvttps2dq256(y + 0.5f);
+	v8si sh;
+
+	*m1 = avx2_nlt(y, 0.5f);
+	*m2 = avx2_nlt(y, 127.5f);
+	*m3 = avx2_nlt(y, 32767.5f);
+	*tl = avx2_tag_lane(*m1, *m2, *m3);
+	/* the sign to bit 15 (tag 10) or bit 7 (tag 01) */
+	sh = avx2_set1(24) + (*m2 & -8);
+	return avx2_blendv(q | avx2_srlv(x ^ ax, sh), x, *m3);
+}
+
+/*
+ * inceptionn's lanes for 8 values @x (inceptionn.c) with @eb = EB << 23
+ * and @t16 = T16 << 23: the classes are compares of |x|'s bit pattern;
+ * tags 01 and 10 carry floor(|x| * 2^15) (< 2^15) with the sign at bit
+ * 15 (the 8-bit class sends byte 1, shifted[22:16], by
+ * incnn_simd_enc_shuf_hi), tag 11 the raw value.
+ */
+static __always_inline v8si avx2_inc_enc_lanes(v8si x, v8si eb, v8si t16,
+					       v8si *tl, v8si *m1, v8si *m2,
+					       v8si *m3)
+{
+	v8si ax = x & 0x7fffffff;
+	v8si y = avx2_srlv((ax & 0x7fffff) | 0x800000,
+			   avx2_set1(135) - avx2_srl(ax, 23));
+
+	*m1 = ax > eb - 1;
+	*m2 = ax > t16 - 1;
+	*m3 = ax > avx2_set1(0x3f7fffff);
+	*tl = avx2_tag_lane(*m1, *m2, *m3);
+	return avx2_blendv(y | (avx2_srl(x, 16) & 0x8000), x, *m3);
+}
+
+/* per-lane class counts of an encoder (see avx2_enc_stop()) */
+struct avx2_counts {
+	v8si n1, n2, n3;
+};
+
+static __always_inline void avx2_count(struct avx2_counts *c, v8si m1,
+				       v8si m2, v8si m3, bool count)
+{
+	if (count) {
+		c->n1 -= m1;
+		c->n2 -= m2;
+		c->n3 -= m3;
+	}
+}
+
+/*
+ * @cnt (1..8) values at @p as 8 lanes, zero-padded: zeros are tag 00 in
+ * both codecs (no payload, tag bits 0, not counted as sent).
+ */
+static __always_inline v8si avx2_load_part(const u8 *p, unsigned int cnt)
+{
+	u8 buf[32];
+
+	if (cnt == 8)
+		return avx2_load8(p);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, p, 4 * cnt);
+	return avx2_load8(buf);
 }
 
 #endif /* _INCNN_CODEC_AVX2_H */

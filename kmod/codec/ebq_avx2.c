@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * ebq with AVX2: 8 values per step (two tag bytes). Encode: q by
- * vpsllvd/vpsrlvd (round half up, then shift), the tag from compares of
- * q, the payload bytes packed by pshufb on the tag bytes. Decode: the
- * reverse. While the output (input) has room for the 16-byte stores
- * (loads); the scalar code in ebq.c finishes the buffer and decides every
- * error. Built with -mavx2; see simd.h.
+ * ebq with AVX2, 16 values (four tag bytes) per step, in one pass.
+ * Encode: y = |x| * 2^(k-1) in fp32 (exact), the classes from compares
+ * of y, q = trunc(y + 0.5), the tag bytes by one pmovmskb, the payload
+ * bytes packed by pshufb on the tag bytes (avx2_ebq_enc_lanes()). Decode:
+ * pshufb to lanes (a 1-byte value to byte 1, so that both payload sizes
+ * have the sign at bit 15), then an exact int -> float conversion and a
+ * product by 2^(1-k) or 2^(-7-k) (avx2_dec_lanes()). The last values go
+ * through zero-padded buffers; the scalar code in ebq.c finishes what
+ * does not fit and decides every error. Built with -mavx2; see simd.h.
  */
 #include "codec.h"
 
@@ -13,11 +16,26 @@
 #include "avx2.h"
 
 #define STEP		8
-/* a 16-byte store at most 16 bytes in */
+/* a 16-byte store (load) at most 16 bytes in */
 #define STEP_ROOM	(16 + 16)
 
+/* Encode @cnt (1..8) values from @ip; their tag bytes, payload at @op */
+static __always_inline u32 ebq_enc8(const u8 *ip, unsigned int cnt,
+				    v8sf scale, u8 *op, unsigned int *plen,
+				    struct avx2_counts *c, bool count)
+{
+	v8si tl, m1, m2, m3;
+	v8si v = avx2_ebq_enc_lanes(avx2_load_part(ip, cnt), scale, &tl,
+				    &m1, &m2, &m3);
+	u32 tags = avx2_tags8(tl);
+
+	avx2_count(c, m1, m2, m3, count);
+	*plen = avx2_pack_tab(op, v, tags, incnn_simd_enc_shuf);
+	return tags;
+}
+
 /*
- * The steps that fit, from body byte @pos; their Table III counts only
+ * The values that fit, from body byte @pos; their Table III counts only
  * if @count (a constant after inlining).
  */
 static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
@@ -25,35 +43,40 @@ static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
 					  struct incnn_enc_pos *at,
 					  bool count)
 {
-	v8si n1 = avx2_set1(0), n2 = n1, n3 = n1;
+	const v8sf scale = avx2_pow2(k - 1);
+	struct avx2_counts c = { 0 };
 	size_t i = 0;
 
-	for (; n - i >= STEP && cap - pos >= STEP_ROOM; i += STEP) {
-		v8si x = avx2_load8(in + 4 * i);
-		v8si s = avx2_set1(151 - k) - (avx2_srl(x, 23) & 0xff);
-		/*
-		 * Shifts by 32 or more give 0, like the scalar code's shift
-		 * by 31; s <= 0 shifts by 0: q = m >= 2^23 is raw, as it
-		 * must be.
-		 */
-		v8si sc = s & ~(s >> 31);
-		v8si m = (x & 0x7fffff) | 0x800000;
-		v8si q = avx2_srlv(m + avx2_sllv(avx2_set1(1), sc - 1), sc);
-		v8si m1 = q > avx2_set1(0), m2 = q > avx2_set1(0x7f);
-		v8si m3 = q > avx2_set1(0x7fff);
-		v8si sign = avx2_sllv(avx2_srl(x, 31), avx2_set1(7) + (m2 & 8));
-		v8si v = (x & m3) | ((sign | q) & ~m3);
-		u32 tags = avx2_tags((m1 & ~m2) | m3, m2);
+	for (; n - i >= 2 * STEP && cap - pos >= 2 * STEP_ROOM; i += 16) {
+		v8si ta, tb, m1, m2, m3;
+		v8si a = avx2_ebq_enc_lanes(avx2_load8(in + 4 * i), scale,
+					    &ta, &m1, &m2, &m3);
+		v8si b;
+		u32 tags;
 
-		put_unaligned_le16(tags, out + i / 4);
-		pos += avx2_pack(out + pos, v, tags);
-		if (count) {
-			n1 -= m1;
-			n2 -= m2;
-			n3 -= m3;
-		}
+		avx2_count(&c, m1, m2, m3, count);
+		b = avx2_ebq_enc_lanes(avx2_load8(in + 4 * i + 32), scale, &tb,
+				       &m1, &m2, &m3);
+		avx2_count(&c, m1, m2, m3, count);
+		tags = avx2_tags16(ta, tb);
+		put_unaligned_le32(tags, out + i / 4);
+		pos += avx2_pack_tab(out + pos, a, tags, incnn_simd_enc_shuf);
+		pos += avx2_pack_tab(out + pos, b, tags >> 16,
+				     incnn_simd_enc_shuf);
 	}
-	avx2_enc_stop(at, i, pos, count, n1, n2, n3);
+	/* the last 1..15 values */
+	while (i < n && cap - pos >= STEP_ROOM) {
+		unsigned int cnt = n - i < STEP ? n - i : STEP, l;
+		u32 tags = ebq_enc8(in + 4 * i, cnt, scale, out + pos, &l, &c,
+				    count);
+
+		out[i / 4] = tags;
+		if (cnt > 4)
+			out[i / 4 + 1] = tags >> 8;
+		pos += l;
+		i += cnt;
+	}
+	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3);
 }
 
 ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
@@ -75,21 +98,52 @@ ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 }
 
 /* Decode 8 values of tag word @tags from @ip (STEP_ROOM readable). */
-static inline void ebq_dec_step(const u8 *ip, u32 tags, int k, u8 *out)
+static __always_inline unsigned int ebq_dec8(const u8 *ip, u32 tags,
+					     v8sf s1, v8sf s2, u8 *out)
 {
-	v8si t = avx2_lane_tags(tags);
-	v8si r = avx2_unpack(ip, tags);
-	v8si is3 = t == 3;
-	v8si v = avx2_fx_to_f32(r, t == 2, 1 - k, false);
+	v8si mask, r = avx2_unpack_hi(ip, tags, &mask);
 
-	avx2_store8(out, (r & is3) | (v & ~is3));
+	avx2_store8(out, avx2_dec_lanes(r, mask, s1, s2, false));
+	return incnn_simd_len[tags & 0xff] + incnn_simd_len[(tags >> 8) & 0xff];
+}
+
+/*
+ * The last values, from a zero-padded copy of the next (at most
+ * 2 * STEP_ROOM) body bytes, while their payload is there.
+ */
+static int ebq_dec_tail(u8 k, const u8 *in, size_t len, u8 *out,
+			size_t out_len, size_t i, size_t pos, v8sf s1, v8sf s2)
+{
+	size_t n = out_len / 4, base = pos;
+	size_t avail = len - pos < 2 * STEP_ROOM ? len - pos : 2 * STEP_ROOM;
+	u8 tmp[3 * STEP_ROOM], last[4 * STEP];
+
+	memset(tmp, 0, sizeof(tmp));
+	memcpy(tmp, in + pos, avail);
+	while (i < n) {
+		unsigned int cnt = n - i < STEP ? n - i : STEP, l;
+		u32 tags = in[i / 4] | (cnt > 4 ? in[i / 4 + 1] << 8 : 0);
+
+		l = incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
+		if (l > avail - (pos - base))
+			break;
+		if (cnt == STEP) {
+			ebq_dec8(tmp + (pos - base), tags, s1, s2, out + 4 * i);
+		} else {
+			ebq_dec8(tmp + (pos - base), tags, s1, s2, last);
+			memcpy(out + 4 * i, last, 4 * cnt);
+		}
+		pos += l;
+		i += cnt;
+	}
+	return incnn_ebq_decode_rest(k, in, len, out, out_len, i, pos);
 }
 
 int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			  size_t out_len)
 {
-	size_t n = out_len / 4, i = 0, pos, base;
-	u8 tmp[2 * STEP_ROOM];
+	const v8sf s1 = avx2_pow2(-7 - k), s2 = avx2_pow2(1 - k);
+	size_t n = out_len / 4, i = 0, pos;
 	int err;
 
 	err = incnn_ebq_decode_check(in, len, out_len);
@@ -97,29 +151,17 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 		return err;
 	pos = (n + 3) / 4;
 
-	for (; n - i >= STEP && len - pos >= STEP_ROOM; i += STEP) {
-		u32 tags = get_unaligned_le16(in + i / 4);
+	for (; n - i >= 2 * STEP && len - pos >= 2 * STEP_ROOM; i += 16) {
+		u32 tags = get_unaligned_le32(in + i / 4);
 
-		ebq_dec_step(in + pos, tags, k, out + 4 * i);
-		pos += incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
+		pos += ebq_dec8(in + pos, tags, s1, s2, out + 4 * i);
+		pos += ebq_dec8(in + pos, tags >> 16, s1, s2, out + 4 * i + 32);
 	}
-
-	/* the last payload bytes, zero-padded, while whole steps fit */
-	if (n - i >= STEP) {
-		base = pos;
-		memset(tmp, 0, sizeof(tmp));
-		memcpy(tmp, in + pos, len - pos);
-		for (; n - i >= STEP; i += STEP) {
-			u32 tags = get_unaligned_le16(in + i / 4);
-			unsigned int l = incnn_simd_len[tags & 0xff] +
-					 incnn_simd_len[tags >> 8];
-
-			if (l > len - pos)
-				break;
-			ebq_dec_step(tmp + (pos - base), tags, k, out + 4 * i);
-			pos += l;
-		}
+	if (n - i >= STEP && len - pos >= STEP_ROOM) {
+		pos += ebq_dec8(in + pos, get_unaligned_le16(in + i / 4), s1, s2,
+				out + 4 * i);
+		i += STEP;
 	}
-	return incnn_ebq_decode_rest(k, in, len, out, out_len, i, pos);
+	return ebq_dec_tail(k, in, len, out, out_len, i, pos, s1, s2);
 }
 #endif /* INCNN_CODEC_AVX2 */

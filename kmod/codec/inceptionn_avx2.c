@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * inceptionn with AVX2: one 256-bit vector is one group of 8 values.
- * Encode: the tag from three compares of the exponent, the 8/16-bit
- * payloads by vpsrlvd/vpsllvd, the bytes packed by pshufb on the two tag
- * bytes. Decode: the reverse. Whole groups only, while the output (input)
- * has room for the 16-byte stores (loads); the scalar code in
- * inceptionn.c finishes the buffer and decides every error.
- * Built with -mavx2; see simd.h.
+ * inceptionn with AVX2: one 256-bit vector is one group of 8 values, two
+ * groups per step, in one pass. Encode: the classes from compares of
+ * |x|'s bit pattern, floor(|x| * 2^15) by one vpsrlvd, the tag words by
+ * one pmovmskb, the bytes packed by pshufb on the tag bytes (a 1-byte
+ * value is byte 1 of its lane: incnn_simd_enc_shuf_hi). Decode: the
+ * reverse, then an exact int -> float conversion times 2^-15 for both
+ * payload sizes (avx2_dec_lanes()). The last values go through
+ * zero-padded buffers; the scalar code in inceptionn.c finishes what
+ * does not fit and decides every error. Built with -mavx2; see simd.h.
  */
 #include "codec.h"
 
@@ -17,6 +19,26 @@
 /* the widest group: 2 tag bytes + a 16-byte store at most 16 bytes in */
 #define GROUP_ROOM	(2 + 16 + 16)
 
+/* constants of the encoder: EB << 23, T16 << 23 */
+struct inc_enc_c {
+	v8si eb, t16;
+};
+
+/* Encode @cnt (1..8) values from @ip as one group at @op; its length. */
+static __always_inline unsigned int inc_enc8(const u8 *ip, unsigned int cnt,
+					     struct inc_enc_c k, u8 *op,
+					     struct avx2_counts *c, bool count)
+{
+	v8si tl, m1, m2, m3;
+	v8si v = avx2_inc_enc_lanes(avx2_load_part(ip, cnt), k.eb, k.t16,
+				    &tl, &m1, &m2, &m3);
+	u32 tags = avx2_tags8(tl);
+
+	avx2_count(c, m1, m2, m3, count);
+	put_unaligned_le16(tags, op);
+	return 2 + avx2_pack_tab(op + 2, v, tags, incnn_simd_enc_shuf_hi);
+}
+
 /*
  * The groups that fit; their Table III counts only if @count (a
  * constant after inlining: no counting when nobody asked for it).
@@ -26,33 +48,40 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 					   struct incnn_enc_pos *at,
 					   bool count)
 {
-	const v8si eb = avx2_set1(127 - k - 1);
-	const v8si t16 = avx2_set1(127 - k + (k + 1) / 2 - 1);
-	v8si n1 = avx2_set1(0), n2 = n1, n3 = n1;
+	const struct inc_enc_c kc = {
+		.eb = avx2_set1((127 - k) << 23),
+		.t16 = avx2_set1((127 - k + (k + 1) / 2) << 23),
+	};
+	struct avx2_counts c = { 0 };
 	size_t i = 0, pos = 0;
 
-	for (; n - i >= GROUP && cap - pos >= GROUP_ROOM; i += GROUP) {
-		v8si x = avx2_load8(in + 4 * i);
-		v8si e = avx2_srl(x, 23) & 0xff;
-		v8si m1 = e > eb, m2 = e > t16, m3 = e > avx2_set1(126);
-		/* < 2^23 where it matters: tags 01 and 10 shift by >= 1 */
-		v8si sh = avx2_srlv((x & 0x7fffff) | 0x800000,
-				    avx2_set1(127) - e);
-		/* 16-bit class: s, shifted[22:8]; 8-bit: the top byte of it */
-		v8si v = (avx2_srl(x, 16) & 0x8000) | avx2_srl(sh, 8);
-		u32 tags = avx2_tags((m1 & ~m2) | m3, m2);
+	for (; n - i >= 2 * GROUP && cap - pos >= 2 * GROUP_ROOM; i += 16) {
+		v8si ta, tb, m1, m2, m3;
+		v8si a = avx2_inc_enc_lanes(avx2_load8(in + 4 * i), kc.eb,
+					    kc.t16, &ta, &m1, &m2, &m3);
+		v8si b;
+		u32 tags;
 
-		v = avx2_srlv(v, ~m2 & 8);
-		v = (x & m3) | (v & ~m3);
+		avx2_count(&c, m1, m2, m3, count);
+		b = avx2_inc_enc_lanes(avx2_load8(in + 4 * i + 32), kc.eb,
+				       kc.t16, &tb, &m1, &m2, &m3);
+		avx2_count(&c, m1, m2, m3, count);
+		tags = avx2_tags16(ta, tb);
 		put_unaligned_le16(tags, out + pos);
-		pos += 2 + avx2_pack(out + pos + 2, v, tags);
-		if (count) {
-			n1 -= m1;
-			n2 -= m2;
-			n3 -= m3;
-		}
+		pos += 2 + avx2_pack_tab(out + pos + 2, a, tags,
+					 incnn_simd_enc_shuf_hi);
+		put_unaligned_le16(tags >> 16, out + pos);
+		pos += 2 + avx2_pack_tab(out + pos + 2, b, tags >> 16,
+					 incnn_simd_enc_shuf_hi);
 	}
-	avx2_enc_stop(at, i, pos, count, n1, n2, n3);
+	/* the last 1..15 values */
+	while (i < n && cap - pos >= GROUP_ROOM) {
+		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
+
+		pos += inc_enc8(in + 4 * i, cnt, kc, out + pos, &c, count);
+		i += cnt;
+	}
+	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3);
 }
 
 ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
@@ -70,47 +99,67 @@ ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	return incnn_inc_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
-/* Decode the group at @ip (GROUP_ROOM readable bytes); its length. */
-static inline unsigned int inc_dec_group(const u8 *ip, u8 *out)
+/* Decode the payload at @ip (32 readable bytes) of tag word @tags. */
+static __always_inline void inc_dec8(const u8 *ip, u32 tags, u8 *out)
 {
-	u32 tags = get_unaligned_le16(ip);
-	v8si t = avx2_lane_tags(tags);
-	v8si r = avx2_unpack(ip + 2, tags);
-	v8si is3 = t == 3;
-	v8si v = avx2_fx_to_f32(r, t == 2, 0, true);
+	v8si mask, r = avx2_unpack_hi(ip, tags, &mask);
+	v8sf s = avx2_pow2(-15);
 
-	avx2_store8(out, (r & is3) | (v & ~is3));
+	avx2_store8(out, avx2_dec_lanes(r, mask, s, s, true));
+}
+
+static inline unsigned int inc_group_len(u32 tags)
+{
 	return 2 + incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
+}
+
+/*
+ * The last groups, from a zero-padded copy of the next (at most
+ * 2 * GROUP_ROOM) body bytes, while they are there.
+ */
+static int inc_dec_tail(const u8 *in, size_t len, u8 *out, size_t out_len,
+			size_t i, size_t pos)
+{
+	size_t n = out_len / 4, base = pos;
+	size_t avail = len - pos < 2 * GROUP_ROOM ? len - pos : 2 * GROUP_ROOM;
+	u8 tmp[3 * GROUP_ROOM], last[4 * GROUP];
+
+	memset(tmp, 0, sizeof(tmp));
+	memcpy(tmp, in + pos, avail);
+	while (i < n && avail - (pos - base) >= 2) {
+		const u8 *ip = tmp + (pos - base);
+		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
+		u32 tags = get_unaligned_le16(ip);
+
+		if (inc_group_len(tags) > avail - (pos - base) ||
+		    (cnt < GROUP && tags >> (2 * cnt)))
+			break;
+		if (cnt == GROUP) {
+			inc_dec8(ip + 2, tags, out + 4 * i);
+		} else {
+			inc_dec8(ip + 2, tags, last);
+			memcpy(out + 4 * i, last, 4 * cnt);
+		}
+		pos += inc_group_len(tags);
+		i += cnt;
+	}
+	return incnn_inc_decode_rest(in, len, out, out_len, i, pos);
 }
 
 int incnn_inc_decode_avx2(u8 __always_unused k, const u8 *in, size_t len,
 			  u8 *out, size_t out_len)
 {
-	size_t n = out_len / 4, i = 0, pos = 0, base;
-	u8 tmp[2 * GROUP_ROOM];
+	size_t n = out_len / 4, i = 0, pos = 0;
 
 	if (out_len % 4)
 		return -EINVAL;
 
-	for (; n - i >= GROUP && len - pos >= GROUP_ROOM; i += GROUP)
-		pos += inc_dec_group(in + pos, out + 4 * i);
+	for (; n - i >= GROUP && len - pos >= GROUP_ROOM; i += GROUP) {
+		u32 tags = get_unaligned_le16(in + pos);
 
-	/* the last bytes, zero-padded, while whole groups fit in them */
-	if (n - i >= GROUP && len - pos >= 2) {
-		base = pos;
-		memset(tmp, 0, sizeof(tmp));
-		memcpy(tmp, in + pos, len - pos);
-		for (; n - i >= GROUP && len - pos >= 2; i += GROUP) {
-			const u8 *ip = tmp + (pos - base);
-			u32 tags = get_unaligned_le16(ip);
-			unsigned int l = 2 + incnn_simd_len[tags & 0xff] +
-					 incnn_simd_len[tags >> 8];
-
-			if (l > len - pos)
-				break;
-			pos += inc_dec_group(ip, out + 4 * i);
-		}
+		inc_dec8(in + pos + 2, tags, out + 4 * i);
+		pos += inc_group_len(tags);
 	}
-	return incnn_inc_decode_rest(in, len, out, out_len, i, pos);
+	return inc_dec_tail(in, len, out, out_len, i, pos);
 }
 #endif /* INCNN_CODEC_AVX2 */

@@ -41,6 +41,9 @@ extern const u8 incnn_simd_dec_shuf[256][16];
 extern const u8 incnn_simd_len[256];
 /* bit j of the index at bit 2j */
 extern const u16 incnn_simd_spread[256];
+/* the same shuffles with a 1-byte value in byte 1 of its lane */
+extern const u8 incnn_simd_enc_shuf_hi[256][16];
+extern const u8 incnn_simd_dec_shuf_hi[256][16];
 
 /* the AVX2 codecs (inceptionn_avx2.c, ebq_avx2.c) */
 ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,

@@ -10,6 +10,11 @@ tag in bits 2j+1..2j; 0, 1, 2 or 4 payload bytes). For every tag byte:
   len: payload bytes of the four values
 and spread[256]: bit j of the index moved to bit 2j (the tag word from
 the masks of the tags' low and high bits).
+The "hi" variants move a 1-byte payload from/to byte 1 of its lane
+instead of byte 0 (the fast paths keep 8- and 16-bit payloads at the
+same bit positions, sign at bit 15):
+  enc_hi: like enc, but a 1-byte value is byte 1 of its lane
+  dec_hi: like dec, but a 1-byte value goes to byte 1 of its lane
 Usage: scripts/gen/gen-simd-tables.py > kmod/codec/simd_tables.c
 """
 
@@ -25,6 +30,24 @@ def enc(b):
     for j, t in enumerate(tags(b)):
         row += [4 * j + i for i in range(L[t])]
     return row + [128] * (16 - len(row))
+
+
+def enc_hi(b):
+    row = []
+    for j, t in enumerate(tags(b)):
+        row += [4 * j + 1] if t == 1 else [4 * j + i for i in range(L[t])]
+    return row + [128] * (16 - len(row))
+
+
+def dec_hi(b):
+    row, off = [], 0
+    for t in tags(b):
+        if t == 1:
+            row += [128, off, 128, 128]
+        else:
+            row += [off + i if i < L[t] else 128 for i in range(4)]
+        off += L[t]
+    return row
 
 
 def dec(b):
@@ -66,3 +89,7 @@ sp = [sum(((b >> j) & 1) << (2 * j) for j in range(8)) for b in range(256)]
 for r in range(0, 256, 8):
     print("\t%s," % ", ".join("0x%04x" % x for x in sp[r:r + 8]))
 print("};")
+print()
+print(table("incnn_simd_enc_shuf_hi", enc_hi))
+print()
+print(table("incnn_simd_dec_shuf_hi", dec_hi))

@@ -194,17 +194,23 @@ static FIXTURE_TEARDOWN(simd)
 TEST(tables)
 {
 	for (unsigned int t = 0; t < 256; t++) {
-		uint8_t enc[16], dec[16];
+		uint8_t enc[16], dec[16], enc_hi[16], dec_hi[16];
 		unsigned int off = 0;
 
 		memset(enc, 128, sizeof(enc));
+		memset(enc_hi, 128, sizeof(enc_hi));
 		for (unsigned int j = 0; j < 4; j++) {
 			unsigned int l = INCNN_TAG_BYTES((t >> (2 * j)) & 3);
 
 			for (unsigned int i = 0; i < 4; i++) {
 				dec[4 * j + i] = i < l ? off + i : 128;
-				if (i < l)
+				/* a 1-byte value: byte 1 of its lane */
+				dec_hi[4 * j + i] = l == 1 ? (i == 1 ? off : 128)
+							   : dec[4 * j + i];
+				if (i < l) {
 					enc[off + i] = 4 * j + i;
+					enc_hi[off + i] = 4 * j + i + (l == 1);
+				}
 			}
 			off += l;
 		}
@@ -216,6 +222,8 @@ TEST(tables)
 		ASSERT_EQ(off, incnn_simd_len[t]);
 		ASSERT_EQ(0, memcmp(enc, incnn_simd_enc_shuf[t], 16));
 		ASSERT_EQ(0, memcmp(dec, incnn_simd_dec_shuf[t], 16));
+		ASSERT_EQ(0, memcmp(enc_hi, incnn_simd_enc_shuf_hi[t], 16));
+		ASSERT_EQ(0, memcmp(dec_hi, incnn_simd_dec_shuf_hi[t], 16));
 	}
 }
 

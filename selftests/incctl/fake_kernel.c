@@ -23,6 +23,8 @@
  *                    nocodecs  GET_CODECS is not supported (EOPNOTSUPP)
  *                    oldcodecs GET_CODECS without INCNN_CODEC_A_PARAM_KIND
  *                    newcodec  codec 9 "zfuture" takes a bound 2^-1..2^-9
+ *                    simd      GET_CODECS with the SIMD path ("avx2") and
+ *                              self-benchmark figures for codecs 1, 2
  *                    empty     no rules, no flows, no codec stats
  *   INCCTL_FAKE_LOG  file the decoded requests are appended to
  *
@@ -324,9 +326,17 @@ static void reply_codecs(const struct nlmsghdr *req)
 			mnl_attr_put_u8(nlh, INCNN_CODEC_A_PARAM_KIND,
 					sc("newcodec") && codecs[i].id == 9 ?
 					INCNN_PARAM_BOUND : codecs[i].kind);
+		/* simd: MB/s 1000 * path + 100 * dec + id */
+		for (unsigned int a = 0; sc("simd") && codecs[i].id <= 2 && a < 4;
+		     a++)
+			mnl_attr_put_u32(nlh, INCNN_CODEC_A_ENC_MBPS_NONE + a,
+					 1000 * (a / 2) + 100 * (a % 2) +
+					 codecs[i].id);
 		mnl_attr_nest_end(nlh, c);
 	}
 	mnl_attr_nest_end(nlh, cs);
+	if (sc("simd"))
+		mnl_attr_put_strz(nlh, INCNN_A_SIMD, "avx2");
 	msg_end(nlh);
 }
 

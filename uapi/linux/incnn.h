@@ -168,7 +168,9 @@ enum incnn_frame_error {
  *		INCNN_CODEC_A_ID, INCNN_CODEC_A_NAME, INCNN_CODEC_A_LOSSY,
  *		INCNN_CODEC_A_PARAM_MIN, INCNN_CODEC_A_PARAM_MAX,
  *		INCNN_CODEC_A_PARAM_DEFAULT, INCNN_CODEC_A_PARAM_KIND
- *		(enum incnn_param_kind; kernels before it lack it)
+ *		(enum incnn_param_kind; kernels before it lack it),
+ *		INCNN_CODEC_A_{ENC,DEC}_MBPS_{NONE,AVX2} (the load-time
+ *		self-benchmark); INCNN_A_SIMD (the path it chose)
  */
 #define INCNN_GENL_NAME		"incnn"
 #define INCNN_GENL_VERSION	1
@@ -207,6 +209,7 @@ enum incnn_attr {
 	INCNN_A_CODECS,			/* nest of INCNN_A_CODEC */
 	INCNN_A_CODEC,			/* nest of INCNN_CODEC_A_* */
 	INCNN_A_SUPERFRAMES,		/* u8: 0 or 1, frame version 2 (default 0) */
+	INCNN_A_SIMD,			/* string: the codecs' SIMD path in use */
 	__INCNN_A_MAX
 };
 
@@ -331,6 +334,15 @@ enum incnn_codec_attr {
 	INCNN_CODEC_A_PARAM_MAX,	/* u8 */
 	INCNN_CODEC_A_PARAM_DEFAULT,	/* u8 */
 	INCNN_CODEC_A_PARAM_KIND,	/* u8: enum incnn_param_kind */
+	/*
+	 * The load-time self-benchmark (MB/s of fp32 input, one 1448-byte
+	 * call at a time) of the scalar path and of the AVX2 path; absent
+	 * where it did not run.
+	 */
+	INCNN_CODEC_A_ENC_MBPS_NONE,	/* u32 */
+	INCNN_CODEC_A_DEC_MBPS_NONE,	/* u32 */
+	INCNN_CODEC_A_ENC_MBPS_AVX2,	/* u32 */
+	INCNN_CODEC_A_DEC_MBPS_AVX2,	/* u32 */
 	__INCNN_CODEC_A_MAX
 };
 

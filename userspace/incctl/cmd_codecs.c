@@ -18,6 +18,14 @@ static int codec_entry(const struct nlattr *nest, struct kcodec_list *kl)
 		[INCNN_CODEC_A_PARAM_MAX] = MNL_TYPE_U8,
 		[INCNN_CODEC_A_PARAM_DEFAULT] = MNL_TYPE_U8,
 		[INCNN_CODEC_A_PARAM_KIND] = MNL_TYPE_U8,
+		[INCNN_CODEC_A_ENC_MBPS_NONE] = MNL_TYPE_U32,
+		[INCNN_CODEC_A_DEC_MBPS_NONE] = MNL_TYPE_U32,
+		[INCNN_CODEC_A_ENC_MBPS_AVX2] = MNL_TYPE_U32,
+		[INCNN_CODEC_A_DEC_MBPS_AVX2] = MNL_TYPE_U32,
+	};
+	static const uint16_t mbps_attr[2][2] = {
+		{ INCNN_CODEC_A_ENC_MBPS_NONE, INCNN_CODEC_A_DEC_MBPS_NONE },
+		{ INCNN_CODEC_A_ENC_MBPS_AVX2, INCNN_CODEC_A_DEC_MBPS_AVX2 },
 	};
 	const struct nlattr *tb[INCNN_CODEC_A_MAX + 1];
 	struct kcodec *kc;
@@ -58,13 +66,32 @@ static int codec_entry(const struct nlattr *nest, struct kcodec_list *kl)
 			mnl_attr_get_u8(tb[INCNN_CODEC_A_PARAM_DEFAULT]);
 	if (tb[INCNN_CODEC_A_PARAM_KIND])
 		kc->param_kind = mnl_attr_get_u8(tb[INCNN_CODEC_A_PARAM_KIND]);
+	for (i = 0; i < 4; i++)
+		if (tb[mbps_attr[i / 2][i % 2]])
+			kc->mbps[i / 2][i % 2] =
+				mnl_attr_get_u32(tb[mbps_attr[i / 2][i % 2]]);
 	return 0;
+}
+
+/* the SIMD path's name: a short printable word, or "?" */
+static void simd_name(const struct nlattr *a, struct kcodec_list *kl)
+{
+	const char *s = mnl_attr_get_str(a);
+	size_t i;
+
+	for (i = 0; i + 1 < sizeof(kl->simd) && s[i]; i++)
+		kl->simd[i] = (s[i] >= 'a' && s[i] <= 'z') ||
+			      (s[i] >= '0' && s[i] <= '9') ? s[i] : '?';
+	kl->simd[i] = '\0';
+	if (!i)
+		strcpy(kl->simd, "?");
 }
 
 static int codecs_cb(const struct nlmsghdr *nlh, void *data)
 {
 	static const enum mnl_attr_data_type pol[INCNN_A_MAX + 1] = {
 		[INCNN_A_CODECS] = MNL_TYPE_NESTED,
+		[INCNN_A_SIMD] = MNL_TYPE_NUL_STRING,
 	};
 	const struct nlattr *tb[INCNN_A_MAX + 1];
 	const struct nlattr *attr;
@@ -72,6 +99,8 @@ static int codecs_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (genl_parse(nlh, tb, INCNN_A_MAX, pol))
 		return -EBADMSG;
+	if (tb[INCNN_A_SIMD])
+		simd_name(tb[INCNN_A_SIMD], data);
 	if (!tb[INCNN_A_CODECS])
 		return 0;
 	mnl_attr_for_each_nested(attr, tb[INCNN_A_CODECS]) {
@@ -99,6 +128,7 @@ int codecs_fetch(struct incctl *c, struct kcodec_list *kl)
 	int err;
 
 	kl->n = 0;
+	kl->simd[0] = '\0';
 	nlh = incctl_msg(c, INCNN_CMD_GET_CODECS, NLM_F_ACK);
 	err = genl_talk(&c->nl, nlh, codecs_cb, kl);
 	if (err)
@@ -169,6 +199,55 @@ static void default_text(unsigned int kind, const struct kcodec *kc,
 		snprintf(buf, len, "%u", v);
 }
 
+static bool has_bench(const struct kcodec *kc)
+{
+	return kc->mbps[0][0] || kc->mbps[0][1] || kc->mbps[1][0] ||
+	       kc->mbps[1][1];
+}
+
+/*
+ * "simd": the path this codec runs (the kernel's, where the codec has
+ * one, i.e. was benchmarked with it), "mbps": the self-benchmark.
+ */
+static void json_bench(struct json *j, const struct kcodec_list *kl,
+		       const struct kcodec *kc)
+{
+	static const char *const path[2] = { "none", "avx2" };
+
+	if (kl->simd[0])
+		json_str(j, "simd", kc->mbps[1][0] ? kl->simd : "none");
+	if (!has_bench(kc))
+		return;
+	json_obj_open(j, "mbps");
+	for (unsigned int p = 0; p < 2; p++) {
+		if (!kc->mbps[p][0] && !kc->mbps[p][1])
+			continue;
+		json_obj_open(j, path[p]);
+		json_u64(j, "enc", kc->mbps[p][0]);
+		json_u64(j, "dec", kc->mbps[p][1]);
+		json_obj_close(j);
+	}
+	json_obj_close(j);
+}
+
+/* the kernel's SIMD path and the figures behind it, after the table */
+static void print_bench(const struct kcodec_list *kl)
+{
+	if (!kl->simd[0])
+		return;
+	printf("simd: %s (load-time self-test at 1448 B, MB/s enc/dec)\n",
+	       kl->simd);
+	for (size_t i = 0; i < kl->n; i++) {
+		const struct kcodec *kc = &kl->c[i];
+
+		if (!has_bench(kc))
+			continue;
+		printf("  %-12s avx2 %u/%u  none %u/%u\n",
+		       kc->name[0] ? kc->name : "?", kc->mbps[1][0],
+		       kc->mbps[1][1], kc->mbps[0][0], kc->mbps[0][1]);
+	}
+}
+
 static void print_json(const struct incctl *c, const struct kcodec_list *kl)
 {
 	struct json j;
@@ -197,6 +276,7 @@ static void print_json(const struct incctl *c, const struct kcodec_list *kl)
 				 kc->param_kind == INCNN_PARAM_NONE ? "none" :
 				 "unknown");
 		}
+		json_bench(&j, kl, kc);
 		json_obj_close(&j);
 	}
 	json_arr_close(&j);
@@ -219,6 +299,7 @@ static void print_text(const struct kcodec_list *kl)
 		       !HAS(kc, INCNN_CODEC_A_LOSSY) ? "?" :
 		       kc->lossy ? "yes" : "no", range, def);
 	}
+	print_bench(kl);
 }
 
 int cmd_codecs(struct incctl *c, int argc, char **argv)

@@ -27,11 +27,14 @@ struct kcodec {
 	uint8_t param_min, param_max, param_default, param_kind;
 	uint32_t have;
 	char name[KCODEC_NAME_LEN];
+	/* the self-benchmark, MB/s: [0] scalar, [1] AVX2; [.][0] enc, dec */
+	uint32_t mbps[2][2];
 };
 
 struct kcodec_list {
 	bool loaded;
 	size_t n;
+	char simd[16];		/* INCNN_A_SIMD, "" if the kernel has none */
 	struct kcodec c[KCODEC_MAX];
 };
 
