@@ -179,7 +179,8 @@ def missing(cfg: Tuple[str, str, Any]) -> Optional[str]:
         if opt not in have:
             return f"incnn.torch.State has no {opt}= option"
     if kind == "incnn-auto":
-        return None
+        m = INCNN_NAME.match(name)
+        arg = f"{m.group(1)}:{m.group(2)}" if m else "auto"
     try:
         _lib.parse_codec(arg)
     except ValueError:
@@ -622,8 +623,8 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
 
 # The VM part: the HDC MLP under every configuration, through the module.
 # incnn's lossy configurations are codec "auto" on marked sockets: the
-# module's rule for tos 0x28 (ebq 2^-10) or tos 0x30 (inceptionn 2^-10),
-# set by scripts/demo/demo-torch-vm.sh; "none" is unmarked (tos 0).
+# module's rule for that ToS, the codec and bound of the name (vm_rules(),
+# set by scripts/demo/demo-torch-vm.sh); "none" is unmarked (tos 0).
 VM_CONFIGS: List[Tuple[str, str, Any]] = [
     ("default", "default", None),
     ("fp16", "fp16", None),
@@ -632,18 +633,37 @@ VM_CONFIGS: List[Tuple[str, str, Any]] = [
     ("incnn-none", "incnn", "none"),
     ("incnn-ebq-2^-10", "incnn-auto", 0x28),
     ("incnn-inceptionn-2^-10", "incnn-auto", 0x30),
+    ("incnn-zebq-2^-10", "incnn-auto", 0x34),
+    ("incnn-ebq-2^-8-scale-ef", "incnn-auto", 0x38),
+    ("incnn-zebq-2^-8-scale-ef", "incnn-auto", 0x3c),
 ]
+
+
+def vm_rules() -> List[str]:
+    """"TOS CODEC BOUND" of every module rule VM_CONFIGS needs."""
+    out = []
+    for name, kind, tos in VM_CONFIGS:
+        m = INCNN_NAME.match(name)
+        if kind == "incnn-auto" and m:
+            out.append(f"{tos:#04x} {m.group(1)} {m.group(2)}")
+    return list(dict.fromkeys(out))
+
+
 VM_WARMUP = 2
-VM_BATCH = 8        # per rank: 4 ranks share the VM's 2 emulated CPUs
+# per rank: the host's, so that the host's steps to the target and the
+# VM's time per step make a time to the target
+VM_BATCH = BATCH
 
 
 def vm(outdir: str, data_path: str, steps: int) -> None:
     """Inside the VM cluster (scripts/demo/demo-torch-vm.sh), one rank per
-    host: the HDC MLP under each of VM_CONFIGS in this one process (torch
-    is imported once: that takes minutes under TCG), a fresh DDP model and
-    hook per configuration, STEPS steps of VM_BATCH digits per rank
-    (INCNN_TORCH_VM_BATCH; the gradient's size does not depend on it, the
-    emulated compute does) of which the first VM_WARMUP are
+    host: the HDC MLP (INCNN_TORCH_VM_MODELS: a comma list of MODELS)
+    under each of VM_CONFIGS (INCNN_TORCH_VM_CONFIGS: some of them; those
+    the library cannot run are skipped, saying why) in this one process
+    (torch is imported once: that takes minutes under TCG), a fresh DDP
+    model and hook per configuration, STEPS steps of VM_BATCH digits per
+    rank (INCNN_TORCH_VM_BATCH; the gradient's size does not depend on
+    it, the emulated compute does) of which the first VM_WARMUP are
     not timed (DDP's bucket rebuild; PowerSGD's start_powerSGD_iter is
     VM_WARMUP here, the least it allows, so that the timed steps are
     compressed); every rank counts its eth0 tx bytes over the timed
@@ -663,11 +683,22 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
     base = int(os.environ["MASTER_PORT"]) + 1
     names = os.environ.get("INCNN_TORCH_VM_CONFIGS", "")
     cfgs = selected(names, VM_CONFIGS, "configuration")
-    for i, c in enumerate(cfgs):
+    models = selected(os.environ.get("INCNN_TORCH_VM_MODELS", "hdc-mlp"),
+                      MODELS, "model")
+    batch = int(os.environ.get("INCNN_TORCH_VM_BATCH", VM_BATCH))
+    refused = {int(t, 16) for t in
+               os.environ.get("INCNN_TORCH_VM_REFUSED", "").split()}
+    skip = {c[0]: missing(c) or ("the module refused its rule"
+                                 if c[1] == "incnn-auto" and c[2] in refused
+                                 else None) for c in cfgs}
+    for c in cfgs:
+        if skip[c[0]] and rank == 0:
+            print(f"demo-torch-vm: {c[0]} skipped: {skip[c[0]]}", flush=True)
+    runs = [(m, c) for m in models for c in cfgs if not skip[c[0]]]
+    for i, (m, c) in enumerate(runs):
         t0 = time.monotonic()
-        res = run("hdc-mlp", c, data, steps, base + i, "", tx_bytes,
-                  VM_WARMUP, int(os.environ.get("INCNN_TORCH_VM_BATCH",
-                                                VM_BATCH)))
+        res = run(m, c, data, steps, base + i, "", tx_bytes, VM_WARMUP,
+                  MODEL_BATCH.get(m, batch))
         dist.barrier()
         if res is None:
             continue
@@ -675,7 +706,7 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
         res["start_powerSGD_iter"] = VM_WARMUP if c[1] == "powersgd" else None
         with open(os.path.join(outdir, "torch-vm.jsonl"), "a") as f:
             f.write(json.dumps(res) + "\n")
-        print(f"demo-torch-vm: [{i + 1}/{len(cfgs)}] {label(c[0])}"
+        print(f"demo-torch-vm: [{i + 1}/{len(runs)}] {m} {label(c[0])}"
               f"{' (' + res['wire_codec'] + ')' if 'wire_codec' in res else ''}: "
               f"{res['iter_ms']:.0f} ms/iter, eth0 "
               f"{res['eth0_tx_bytes_per_iter'] / 1e6:.3f} MB/iter, comm "
@@ -716,9 +747,12 @@ def vm_table(vmdir: str, host: List[Dict[str, Any]]
         "scripts/demo/demo-torch-vm.sh): "
         f"{r0['ranks']} hosts of the VM cluster, a rank each, links limited "
         f"to {r0.get('link_rate') or '10mbit'} with tbf, rules "
-        "`tos 0x28 codec ebq bound 2^-10` and `tos 0x30 codec inceptionn "
-        "bound 2^-10` (incnn.torch codec \"auto\" on sockets marked 0x28 "
-        "or 0x30; \"no codec\" is unmarked); the HDC MLP, "
+        + ", ".join(f"`tos {r.replace(' ', ' codec ', 1).replace(' 2', ' bound 2')}`"
+                    for r in vm_rules())
+        + " (incnn.torch codec \"auto\" on sockets marked with that ToS; "
+        "\"no codec\" is unmarked); "
+        f"{', '.join(dict.fromkeys(r['model'] for r in rows))}, "
+        f"{r0['batch_per_rank']} digits per rank, "
         f"{r0['timed_steps']} timed steps after {r0['steps'] - r0['timed_steps']} "
         "(PowerSGD's start_powerSGD_iter is "
         f"{r0['steps'] - r0['timed_steps']} here); wire bytes are the eth0 tx "
@@ -897,10 +931,12 @@ def main() -> None:
         report(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else None)
     elif len(sys.argv) == 3 and sys.argv[1] == "tta-note":
         tta_note(sys.argv[2])
+    elif len(sys.argv) == 2 and sys.argv[1] == "vm-rules":
+        print("\n".join(vm_rules()))
     else:
         sys.exit("usage: demo-torch.py train OUTDIR DATA CODEC_TOOL [STEPS]"
                  " | vm OUTDIR DATA STEPS | report OUTDIR [VMOUT]"
-                 " | tta-note OUTDIR")
+                 " | tta-note OUTDIR | vm-rules")
 
 
 if __name__ == "__main__":
