@@ -6,6 +6,11 @@
                                    non-contiguous and fp16 allreduce
     ddp_worker.py kill OUTDIR      the last rank SIGKILLs itself at step 2
     ddp_worker.py stall OUTDIR     the last rank sleeps 30 s at step 2
+    ddp_worker.py bucket OUTDIR    every lossy codec with scale and error
+                                   feedback: DDP runs, keyed allreduces
+                                   (the driver checks them against a
+                                   torch reference), the zeroed-bucket
+                                   warning
     ddp_worker.py vm OUTDIR CODEC  (selftests/net/torch.sh) the same DDP
                                    steps and a plain allreduce through
                                    codec "auto" (the module's rule,
@@ -21,6 +26,7 @@ RANK, WORLD_SIZE). incnn uses MASTER_PORT + 1 and + 2.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -98,7 +104,8 @@ def scenario_train(outdir: str, rank: int, world: int) -> None:
     data = make_data(rank, world)
     port = int(os.environ["MASTER_PORT"])
     s_none = it.State(codec="none", timeout=20)
-    s_ebq = it.State(codec="ebq:2^-10", port=port + 2, timeout=20)
+    s_ebq = it.State(codec="ebq:2^-10", port=port + 2, timeout=20,
+                     scale="off", error_feedback=False)
     check(checks, "wire codec reported", s_none.wire_codec == "none" and
           s_ebq.wire_codec == "ebq:2^-10",
           f"{s_none.wire_codec} {s_ebq.wire_codec}")
@@ -213,6 +220,62 @@ def scenario_fail(outdir: str, rank: int, world: int, how: str) -> None:
     os._exit(0)     # the process group has a dead peer: do not tear down
 
 
+def lossy_codecs() -> List[str]:
+    """Every lossy float codec of the library's table, by name."""
+    from incnn import _lib
+    lib = _lib.lib
+    lib.incnn_codec_get.restype = ctypes.POINTER(_lib.CodecHead)
+    lib.incnn_codec_get.argtypes = [ctypes.c_uint]
+    names = []
+    for cid in range(1, 64):
+        c = lib.incnn_codec_get(cid)
+        if c and c.contents.lossy and c.contents.floats:
+            names.append(c.contents.name.decode())
+    return names
+
+
+KEYED_CALLS = 4
+KEYED_N = 30011
+
+
+def keyed_input(rank: int, t: int) -> torch.Tensor:
+    """Rank @rank's input of keyed call @t (the driver makes the same)."""
+    g = torch.Generator().manual_seed(1000 * t + rank)
+    return torch.randn(KEYED_N, generator=g) * \
+        torch.logspace(-7, -2, KEYED_N)
+
+
+def scenario_bucket(outdir: str, rank: int, world: int) -> None:
+    port = int(os.environ["MASTER_PORT"])
+    data = make_data(rank, world)
+    res: Dict[str, Any] = {"codecs": lossy_codecs()}
+    for i, name in enumerate(res["codecs"]):
+        st = it.State(codec=name, port=port + 2 + i, timeout=20,
+                      scale="auto", error_feedback=True)
+        out = train(data, st, 6)
+        keyed = []
+        for t in range(KEYED_CALLS):
+            keyed.append(it.allreduce(keyed_input(rank, t), st, key=5))
+        stats = st.bucket_stats()
+        res[name] = {"params": out["params"], "loss": out["loss"],
+                     "keyed": keyed, "stats": stats,
+                     "nparams": sum(p.numel() for p in make_model()
+                                    .parameters()),
+                     "codec": st._comm.codec()}
+        st.close()
+    # a bound far above the values, no scale, no EF: one warning
+    st = it.State(codec="ebq:2^-4", port=port + 40, timeout=20,
+                  scale="off", error_feedback=False)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for t in range(12):
+            it.allreduce(keyed_input(rank, t), st, key=9)
+        st.close()
+    msgs = [str(x.message) for x in w if "into zeros" in str(x.message)]
+    res["warn"] = {"msgs": msgs, "flattened": st.flattened_buckets}
+    torch.save(res, os.path.join(outdir, f"rank{rank}.pt"))
+
+
 def digest(t: torch.Tensor) -> str:
     return hashlib.sha256(t.numpy().tobytes()).hexdigest()[:16]
 
@@ -245,6 +308,8 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     if what == "train":
         scenario_train(outdir, rank, world)
+    elif what == "bucket":
+        scenario_bucket(outdir, rank, world)
     elif what == "vm":
         scenario_vm(outdir, rank, world, sys.argv[3])
     else:

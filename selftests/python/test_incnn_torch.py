@@ -393,6 +393,169 @@ def t_loss() -> None:
     assert abs(le - ld) <= 0.05 * ld, f"ebq {le} vs default {ld}"
 
 
+# --- scale-relative bounds and error feedback ---------------------------
+
+def q_emulate(codec_id: int, param: int, x: "torch.Tensor") -> "torch.Tensor":
+    """decode(encode(x)) with the library's codec (incnn_codec_encode)."""
+    import ctypes
+    import torch
+    from incnn import _lib
+    lib = _lib.lib
+    lib.incnn_codec_get.restype = ctypes.c_void_p
+    lib.incnn_codec_get.argtypes = [ctypes.c_uint]
+    lib.incnn_simd_auto.restype = ctypes.c_int
+    lib.incnn_codec_encode.restype = ctypes.c_ssize_t
+    lib.incnn_codec_encode.argtypes = [
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_uint8, ctypes.c_void_p,
+        ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+        ctypes.c_void_p]
+    lib.incnn_codec_decode.restype = ctypes.c_int
+    lib.incnn_codec_decode.argtypes = [
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_uint8, ctypes.c_void_p,
+        ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+    c = lib.incnn_codec_get(codec_id)
+    out = x.clone().contiguous()
+    piece = 4096
+    enc = ctypes.create_string_buffer(8 * piece + 1024)
+    scratch = ctypes.create_string_buffer(1 << 20)
+    for i in range(0, out.numel(), piece):
+        v = out[i:i + piece]
+        n = lib.incnn_codec_encode(c, 0, param, v.data_ptr(), 4 * v.numel(),
+                                   enc, len(enc), scratch, None)
+        assert n >= 0, f"encode: {n}"
+        assert lib.incnn_codec_decode(c, 0, param, enc, n, v.data_ptr(),
+                                      4 * v.numel()) == 0
+    return out
+
+
+def ring_reference(codec_id: int, param: int, inputs: list, calls: int,
+                   world: int) -> list:
+    """The keyed calls' rule (collective.h) in torch: per call, e (first:
+    agreed from the inputs' largest values; then from the previous
+    result), per block the ring's hops u = x + r, u * 2^e, a = u + v,
+    q = Q(a), r = (a - q) * 2^-e; the result q * 2^-e."""
+    import math
+    import torch
+    n = inputs[0][0].numel()
+    res = [torch.zeros(n) for _ in range(world)]
+    lg = math.ceil(math.log2(world))
+    base, rem = divmod(n, world)
+    blocks = [(b * base + min(b, rem), base + (b < rem)) for b in range(world)]
+    out, e = [], None
+    clamp = (lambda v: max(-64, min(64, v)))
+    for t in range(calls):
+        x = [inputs[r][t] for r in range(world)]
+        if e is None:
+            top = max(math.frexp(float(xr.abs().max()))[1] - 1 for xr in x)
+            e = clamp(-1 - (top + lg))
+        s, inv = 2.0 ** e, 2.0 ** -e
+        v = torch.zeros(n)
+        for b, (off, ln) in enumerate(blocks):
+            for k in range(world):
+                r = (b + k) % world
+                u = (x[r][off:off + ln] + res[r][off:off + ln]) * s
+                a = u + v[off:off + ln] if k else u
+                q = q_emulate(codec_id, param, a)
+                res[r][off:off + ln] = (a - q) * inv
+                v[off:off + ln] = q
+        result = v * inv
+        out.append(result)
+        m = float(result.abs().max())
+        e = clamp(-1 - (math.frexp(m)[1] - 1))
+    return out
+
+
+@test(f"scale and error feedback: {WORLD} ranks, every lossy codec")
+def t_bucket_job() -> None:
+    import torch
+    d = tempfile.mkdtemp(prefix="incnn-bucket-")
+    try:
+        port = free_ports(42)
+        r = launch(["--nproc-per-node", str(WORLD), "--master-port",
+                    str(port), WORKER, "bucket", d], 300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        RES["bucket"] = [torch.load(os.path.join(d, f"rank{i}.pt"))
+                         for i in range(WORLD)]
+    finally:
+        shutil.rmtree(d)
+
+
+def load_bucket() -> List[dict]:
+    if "bucket" not in RES:
+        raise AssertionError("the 4-rank bucket job did not produce results")
+    return RES["bucket"]  # type: ignore[return-value]
+
+
+@test("scale and error feedback: replicas bit-identical (DDP, keyed calls)")
+def t_bucket_replicas() -> None:
+    import torch
+    res = load_bucket()
+    codecs = res[0]["codecs"]
+    assert {"ebq", "inceptionn", "trunc"} <= set(codecs), codecs
+    for name in codecs:
+        for r in range(1, WORLD):
+            assert torch.equal(res[0][name]["params"],
+                               res[r][name]["params"]), \
+                f"{name}: rank {r}'s parameters differ from rank 0's"
+            for t, k in enumerate(res[0][name]["keyed"]):
+                assert torch.equal(k, res[r][name]["keyed"][t]), \
+                    f"{name}: keyed call {t} differs on rank {r}"
+        st = res[0][name]["stats"]
+        # one residual per gradient value, the rebuilt buckets' old
+        # layouts forgotten, plus the keyed tensor's
+        assert st["ef_bytes"] == 4 * (res[0][name]["nparams"] +
+                                      len(res[0][name]["keyed"][0])), st
+        assert st["scale"] and st["error_feedback"], st
+
+
+@test("error feedback and scale: exactly the torch reference of the rule")
+def t_bucket_reference() -> None:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ddp_worker", WORKER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    res = load_bucket()
+    inputs = [[mod.keyed_input(r, t) for t in range(mod.KEYED_CALLS)]
+              for r in range(WORLD)]
+    for name in res[0]["codecs"]:
+        cid, param = res[0][name]["codec"]
+        want = ring_reference(cid, param, inputs, mod.KEYED_CALLS, WORLD)
+        for t, w in enumerate(want):
+            got = res[0][name]["keyed"][t]
+            bad = int((got.view(-1).view(torch_int()) !=
+                       w.view(torch_int())).sum())
+            assert bad == 0, f"{name}: call {t}: {bad} values differ " \
+                f"from the reference"
+
+
+def torch_int():    # noqa: ANN201 - torch.int32, imported late
+    import torch
+    return torch.int32
+
+
+@test("a bound that zeroes a bucket 10 times in a row warns once")
+def t_bucket_warn() -> None:
+    res = load_bucket()
+    for r in range(WORLD):
+        w = res[r]["warn"]
+        assert len(w["msgs"]) == 1, w
+        assert "key 9" in w["msgs"][0] and "ebq:2^-4" in w["msgs"][0], w
+        assert w["flattened"] == 1, w
+
+
+@test("State: bad scale, error_feedback or key -> ValueError")
+def t_bucket_args() -> None:
+    import incnn.torch as it
+    for kw in ({"scale": "max"}, {"scale": None}, {"error_feedback": 1},
+               {"error_feedback": "yes"}):
+        try:
+            it.State(codec="ebq:2^-8", **kw)
+        except ValueError as e:
+            assert repr(list(kw.values())[0]) in str(e), str(e)
+        else:
+            raise AssertionError(f"{kw}: no error")
+
+
 def fail_job(how: str) -> None:
     world, timeout = 3, 3.0
     d = tempfile.mkdtemp(prefix="incnn-fail-")

@@ -60,6 +60,7 @@ struct coll_cfg {
 	int thc_bits, thc_gran;
 	int gvq_d, gvq_k, gvq_warmup, gvq_ts, gvq_tc, gvq_fc;
 	double gvq_eps;
+	int scale, error_feedback;	/* 0 or 1 */
 };
 
 /* 0, or -EINVAL / -EHOSTUNREACH with a one-line message in @err */
@@ -312,6 +313,25 @@ COLL_HIDDEN void incnn_coll_codec_desc(unsigned int codec_id,
 				       unsigned int param, char *buf,
 				       size_t len);
 
+/* --- keyed calls (bucket.c) --------------------------------------------- */
+
+/* A bucket's state, kept between keyed calls. */
+struct coll_bucket {
+	uint64_t key;
+	size_t n;
+	float *res;		/* EF residuals (n floats, unscaled), or NULL */
+	bool have_exp;		/* false: the next call agrees on e first */
+	int exp;		/* e of the next call */
+	struct incnn_bucket_info info;
+};
+
+/* One keyed call's transform, for the ring (ops.c). */
+struct coll_bkrun {
+	float *res;		/* the bucket's residuals, or NULL */
+	float s, inv;		/* 2^e, 2^-e */
+	uint64_t quantised, nonzero, flattened;
+};
+
 /* --- the communicator (comm.c, ops.c) ----------------------------------- */
 struct incnn_comm {
 	/* the job, as configured (config.c) */
@@ -399,6 +419,14 @@ struct incnn_comm {
 		bool send_shut;		/* FAULT_SHORT fired */
 	} fault;
 
+	/* keyed calls: scale and error feedback per bucket (bucket.c) */
+	struct {
+		bool scale, ef;
+		struct coll_bucket *v;
+		size_t n, cap;
+		uint64_t flattened;	/* buckets that reached the streak */
+	} bk;
+
 	/* gradient buckets (layers.c) */
 	struct {
 		/* incnn_comm_probe_cost(): [0] ring, [1] ps */
@@ -483,6 +511,14 @@ COLL_HIDDEN void incnn_coll_thc_free(struct incnn_comm *c);
 /* The plain fp32 ring (incnn_allreduce() without the method dispatch) */
 COLL_HIDDEN int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf,
 					  size_t n);
+/* The ring with a keyed call's transform (@div 0: no division). */
+COLL_HIDDEN int incnn_coll_allreduce_bk(struct incnn_comm *c, float *buf,
+					size_t n, float div,
+					struct coll_bkrun *bk);
+/* x[i] = x[i] / d, IEEE division (incnn_allreduce_div's) */
+COLL_HIDDEN void incnn_coll_div(float *x, size_t n, float d);
+/* Free the keyed calls' state (bucket.c). */
+COLL_HIDDEN void incnn_coll_bk_free(struct incnn_comm *c);
 
 /* GradiVeQ in incnn_allreduce_layers() (gvq_comm.c) */
 struct incnn_layer;

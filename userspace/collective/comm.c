@@ -144,6 +144,7 @@ static void cm_teardown(struct incnn_comm *c)
 	incnn_coll_q_free(&c->codec.q);
 	incnn_coll_thc_free(c);
 	incnn_coll_gvq_free(c);
+	incnn_coll_bk_free(c);
 	incnn_coll_buf_free(&c->store.in);
 	incnn_coll_buf_free(&c->store.out);
 	incnn_coll_buf_free(&c->store.result);
@@ -210,6 +211,8 @@ static struct incnn_comm *cm_new(const struct coll_cfg *k,
 	c->fault.kind = cfg->fault;
 	c->fault.after = cfg->fault_after;
 	c->fault.stall_ms = cfg->fault_stall_ms;
+	c->bk.scale = k->scale;
+	c->bk.ef = k->error_feedback;
 	return c;
 }
 

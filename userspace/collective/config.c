@@ -339,6 +339,48 @@ static int cm_resolve_gvq_eps(const struct incnn_comm_config *cfg,
 	return 0;
 }
 
+/* An on/off setting: the field (-1 unset), else @env's word, else @def */
+static int cm_resolve_switch(int v, const char *env, const char *on,
+			     const char *off, int def, const char *what,
+			     int *out, char *err, size_t errlen)
+{
+	const char *s = cm_env(env);
+
+	if (v < 0 && s) {
+		if (!strcmp(s, on) || !strcmp(s, "1"))
+			v = 1;
+		else if (!strcmp(s, off) || !strcmp(s, "0"))
+			v = 0;
+		else {
+			cm_msg(err, errlen, "%s=%s: want %s or %s", env, s, on,
+			       off);
+			return -EINVAL;
+		}
+	}
+	if (v < 0)
+		v = def;
+	if (v > 1) {
+		cm_msg(err, errlen, "%s %d is out of range 0..1", what, v);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cm_resolve_bucket(const struct incnn_comm_config *cfg,
+			     struct coll_cfg *k, char *err, size_t errlen)
+{
+	int ret = cm_resolve_switch(cfg->scale, "INCNN_SCALE", "auto", "off",
+				    INCNN_COLL_DEFAULT_SCALE, "scale",
+				    &k->scale, err, errlen);
+
+	return ret ? ret : cm_resolve_switch(cfg->error_feedback,
+					     "INCNN_ERROR_FEEDBACK", "on",
+					     "off", INCNN_COLL_DEFAULT_EF,
+					     "error_feedback",
+					     &k->error_feedback, err, errlen);
+}
+
 /* "none", "thc", "gradiveq"; THC/GradiVeQ force ToS 0 (unmarked) */
 static int cm_resolve_method(const struct incnn_comm_config *cfg,
 			     struct coll_cfg *k, char *err, size_t errlen)
@@ -410,6 +452,8 @@ int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 	ret = cm_resolve_codec(cfg, k, err, errlen);
 	if (!ret)
 		ret = cm_resolve_gvq_eps(cfg, k, err, errlen);
+	if (!ret)
+		ret = cm_resolve_bucket(cfg, k, err, errlen);
 	return ret ? ret : cm_resolve_method(cfg, k, err, errlen);
 }
 
@@ -424,5 +468,7 @@ void incnn_comm_config_init(struct incnn_comm_config *cfg)
 	cfg->sockbuf = -1;
 	cfg->gvq_warmup = -1;
 	cfg->gvq_fc = -1;
+	cfg->scale = -1;
+	cfg->error_feedback = -1;
 	cfg->codec_mode = INCNN_COLL_CODEC_AUTO;
 }

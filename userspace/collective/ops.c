@@ -298,6 +298,8 @@ struct ring_run {
 	size_t q0;		/* floats of our own block prepared */
 	float div;		/* divide our input by this first (0: don't) */
 	bool q_own;		/* quantise our own block before sending it */
+	bool q_all;		/* quantise every partial sum ourselves (EF) */
+	struct coll_bkrun *bk;	/* a keyed call's scale and residuals */
 	bool progress, want_in, want_out;
 };
 
@@ -351,6 +353,95 @@ OP_SIMD_CLONES static void op_div_add(float *x, const float *y, size_t n,
 }
 
 /*
+ * A keyed call's contribution (bucket.c): x[i] = ((x[i] / d + r[i]) * s)
+ * + y[i], each step in this order and only where asked (d 0, r NULL,
+ * s 1, y NULL: skipped), every operation one IEEE fp32 rounding.
+ */
+OP_SIMD_CLONES static void op_contrib(float *x, const float *r,
+				      const float *y, size_t n, float d,
+				      float s)
+{
+	const op_f8 dv = { d, d, d, d, d, d, d, d };
+	const op_f8 sv = { s, s, s, s, s, s, s, s };
+	size_t i = 0;
+	op_f8 v, w;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, x + i, sizeof(v));
+		if (d)
+			v = v / dv;
+		if (r) {
+			memcpy(&w, r + i, sizeof(w));
+			v = v + w;
+		}
+		if (s != 1)
+			v = v * sv;
+		if (y) {
+			memcpy(&w, y + i, sizeof(w));
+			v = v + w;
+		}
+		memcpy(x + i, &v, sizeof(v));
+	}
+	for (; i < n; i++) {
+		float a = x[i];
+
+		if (d)
+			a = a / d;
+		if (r)
+			a = a + r[i];
+		if (s != 1)
+			a = a * s;
+		if (y)
+			a = a + y[i];
+		x[i] = a;
+	}
+}
+
+/* Values of x[0..n) that are +-0 */
+static uint64_t op_zeros(const float *x, size_t n)
+{
+	uint64_t z = 0;
+
+	for (size_t i = 0; i < n; i++)
+		z += x[i] == 0;
+	return z;
+}
+
+/*
+ * Quantise a keyed call's values in place, with their residuals (EF: r
+ * becomes (a - Q(a)) * inv, a the value before) and the counts of
+ * nonzero values and of those Q made zero.
+ */
+static int op_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
+			  float *x, float *r, size_t n)
+{
+	uint64_t z0 = 0;
+	int ret;
+
+	if (r)
+		memcpy(r, x, n * sizeof(float));
+	else
+		z0 = op_zeros(x, n);
+	ret = op_quantise(c, x, n);
+	if (ret)
+		return ret;
+	bk->quantised += n;
+	if (!r) {
+		bk->nonzero += n - z0;
+		bk->flattened += op_zeros(x, n) - z0;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		float a = r[i], q = x[i];
+
+		bk->nonzero += a != 0;
+		bk->flattened += a != 0 && q == 0;
+		r[i] = (a - q) * bk->inv;
+	}
+	return 0;
+}
+
+/*
  * Our own block goes out first: prepare it a chunk ahead (divide it,
  * quantise it), in cache just before it is sent.
  */
@@ -363,9 +454,17 @@ static int ring_prepare_own(struct ring_run *rr)
 	if (rr->q0 >= rr->own_len)
 		return 0;
 	cnt = op_min(rr->chunk, rr->own_len - rr->q0);
-	if (rr->div)
-		op_div(x, cnt, rr->div);
-	ret = rr->q_own ? op_quantise(rr->c, x, cnt) : 0;
+	if (rr->bk) {
+		float *r = rr->bk->res ? rr->bk->res + rr->own_off + rr->q0 :
+			   NULL;
+
+		op_contrib(x, r, NULL, cnt, rr->div, rr->bk->s);
+		ret = rr->q_own ? op_quantise_bk(rr->c, rr->bk, x, r, cnt) : 0;
+	} else {
+		if (rr->div)
+			op_div(x, cnt, rr->div);
+		ret = rr->q_own ? op_quantise(rr->c, x, cnt) : 0;
+	}
 	if (ret)
 		return ret;
 	rr->q0 += cnt;
@@ -423,14 +522,24 @@ static int ring_reduce(struct ring_run *rr, float *dst, size_t lenf)
 	cnt = op_min(rr->chunk, got - rr->rdone);
 	x = dst + rr->rdone;
 	y = rr->c->stage + rr->rdone;
+	if (rr->bk) {
+		float *r = rr->bk->res ? rr->bk->res + (dst - rr->buf) +
+					 rr->rdone : NULL;
+
+		op_contrib(x, r, y, cnt, rr->div, rr->bk->s);
+		ret = !rr->q_all && rr->rs < rr->g.N - 2 ? 0 :
+		      op_quantise_bk(rr->c, rr->bk, x, r, cnt);
+		goto out;
+	}
 	if (rr->div) {		/* our input's first and only touch */
 		op_div_add(x, y, cnt, rr->div);
 	} else {
 		for (i = 0; i < cnt; i++)
 			x[i] = x[i] + y[i];
 	}
-	ret = rr->c->codec.wire_q && rr->rs < rr->g.N - 2 ? 0 :
+	ret = !rr->q_all && rr->rs < rr->g.N - 2 ? 0 :
 	      op_quantise(rr->c, x, cnt);
+out:
 	if (ret)
 		return ret;
 	rr->rdone += cnt;
@@ -501,10 +610,10 @@ static int ring_wait(struct ring_run *rr)
 }
 
 static int op_ring(struct incnn_comm *c, float *buf, size_t n, float div,
-		   struct op_ctx *o)
+		   struct coll_bkrun *bk, struct op_ctx *o)
 {
 	struct ring_run rr = {
-		.c = c, .o = o, .buf = buf, .div = div,
+		.c = c, .o = o, .buf = buf, .div = div, .bk = bk,
 		.g = { .N = c->world, .r = c->rank,
 		       .base = n / (size_t)c->world,
 		       .rem = n % (size_t)c->world },
@@ -518,9 +627,14 @@ static int op_ring(struct incnn_comm *c, float *buf, size_t n, float div,
 
 	rr.own_len = ring_len(&rr.g, rr.g.r);
 	rr.own_off = ring_off(&rr.g, rr.g.r);
-	/* the wire quantises what we send; we keep only the owned block */
-	rr.q_own = c->codec.q.codec && !c->codec.wire_q;
-	rr.q0 = rr.q_own || div ? 0 : rr.own_len;
+	/*
+	 * The wire quantises what we send; we keep only the owned block,
+	 * unless we need every residual (EF).
+	 */
+	rr.q_all = c->codec.q.codec &&
+		   (!c->codec.wire_q || (bk && bk->res));
+	rr.q_own = rr.q_all;
+	rr.q0 = rr.q_own || div || bk ? 0 : rr.own_len;
 	ret = op_stage(c, rr.g.base + (rr.g.rem > 0));
 	if (ret)
 		return ret;
@@ -564,8 +678,10 @@ static int op_gvq_refuse(struct incnn_comm *c, const char *call)
 			       call);
 }
 
-/* The ring allreduce, the input divided by @div first (0: not). */
-static int op_allreduce(struct incnn_comm *c, float *buf, size_t n, float div)
+/* The ring allreduce, the input divided by @div first (0: not), with a
+ * keyed call's transform @bk (NULL: none). */
+static int op_allreduce(struct incnn_comm *c, float *buf, size_t n, float div,
+			struct coll_bkrun *bk)
 {
 	struct op_ctx o = { .c = c };
 	int ret = op_check_args(c, buf, n);
@@ -581,7 +697,7 @@ static int op_allreduce(struct incnn_comm *c, float *buf, size_t n, float div)
 		return 0;
 	}
 	o.last = coll_now_ms();
-	ret = op_ring(c, buf, n, div, &o);
+	ret = op_ring(c, buf, n, div, bk, &o);
 	if (ret)
 		return ret;
 	return op_finish(&o, true);
@@ -589,7 +705,18 @@ static int op_allreduce(struct incnn_comm *c, float *buf, size_t n, float div)
 
 int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf, size_t n)
 {
-	return op_allreduce(c, buf, n, 0);
+	return op_allreduce(c, buf, n, 0, NULL);
+}
+
+int incnn_coll_allreduce_bk(struct incnn_comm *c, float *buf, size_t n,
+			    float div, struct coll_bkrun *bk)
+{
+	return op_allreduce(c, buf, n, div, bk);
+}
+
+void incnn_coll_div(float *x, size_t n, float d)
+{
+	op_div(x, n, d);
 }
 
 int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
@@ -598,7 +725,7 @@ int incnn_allreduce(struct incnn_comm *c, float *buf, size_t n)
 		return incnn_allreduce_thc(c, buf, n);
 	if (c && c->method == INCNN_COLL_METHOD_GRADIVEQ)
 		return op_gvq_refuse(c, "incnn_allreduce()");
-	return op_allreduce(c, buf, n, 0);
+	return op_allreduce(c, buf, n, 0, NULL);
 }
 
 int incnn_allreduce_div(struct incnn_comm *c, float *buf, size_t n,
@@ -619,7 +746,7 @@ int incnn_allreduce_div(struct incnn_comm *c, float *buf, size_t n,
 	}
 	if (c && c->method == INCNN_COLL_METHOD_GRADIVEQ)
 		return op_gvq_refuse(c, "incnn_allreduce_div()");
-	return op_allreduce(c, buf, n, divisor);
+	return op_allreduce(c, buf, n, divisor, NULL);
 }
 
 /* --- worker-aggregator ---------------------------------------------------- */

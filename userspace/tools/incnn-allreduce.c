@@ -63,6 +63,8 @@ struct ar_opts {
 	int sched;
 	double backward_ms;
 	uint64_t bucket_bytes;
+	/* --bound-scale, --error-feedback: keyed calls (-1: not given) */
+	int bscale, ef;
 };
 
 struct ar_row {
@@ -136,6 +138,11 @@ static void usage(FILE *f)
 "                     timed calls compressed; INCNN_GVQ_D, INCNN_GVQ_K);\n"
 "                     unmarked sockets; no error budget: max_err is\n"
 "                     reported, not checked\n"
+"      --bound-scale S  auto or off: scale-relative bounds; with it or\n"
+"                     --error-feedback, every size is a keyed call\n"
+"                     (incnn_allreduce_bucket, ring), the result of its\n"
+"                     last iteration has no error budget (replicas checked)\n"
+"      --error-feedback on|off  feed each rank's quantisation error back\n"
 "      --check        exit 1 unless every result is bit-identical across\n"
 "                     ranks and within the error budget\n"
 "  -j, --json         one JSON object on stdout\n"
@@ -153,6 +160,8 @@ enum {
 	OPT_BACKWARD,
 	OPT_BUCKET,
 	OPT_METHOD,
+	OPT_BSCALE,
+	OPT_EF,
 };
 
 static const struct option long_opts[] = {
@@ -173,6 +182,8 @@ static const struct option long_opts[] = {
 	{ "backward-ms", required_argument, NULL, OPT_BACKWARD },
 	{ "bucket-mb", required_argument, NULL, OPT_BUCKET },
 	{ "method", required_argument, NULL, OPT_METHOD },
+	{ "bound-scale", required_argument, NULL, OPT_BSCALE },
+	{ "error-feedback", required_argument, NULL, OPT_EF },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -194,6 +205,28 @@ static void opts_init(struct ar_opts *o)
 	o->seed = 1;
 	o->sched = -1;
 	o->bucket_bytes = INCNN_WFBP_DEFAULT_BUCKET_BYTES;
+	o->bscale = o->ef = -1;
+}
+
+/* --bound-scale auto|off, --error-feedback on|off: 0, an exit status,
+ * or -1 when @c is neither. */
+static int keyed_opt(struct ar_opts *o, int c, const char *arg)
+{
+	const char *on = c == OPT_BSCALE ? "auto" : "on";
+	int v;
+
+	if (c != OPT_BSCALE && c != OPT_EF)
+		return -1;
+	if (!strcmp(arg, on))
+		v = 1;
+	else if (!strcmp(arg, "off"))
+		v = 0;
+	else
+		return usage_err("--%s %s: must be %s or off",
+				 c == OPT_BSCALE ? "bound-scale" :
+				 "error-feedback", arg, on);
+	*(c == OPT_BSCALE ? &o->bscale : &o->ef) = v;
+	return 0;
 }
 
 /* The size sweep's and the data's options: 0, an exit status, or -1
@@ -346,7 +379,9 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 			*(c == 'j' ? &o->json : &o->check) = true;
 			continue;
 		}
-		r = sweep_opt(o, c, optarg);
+		r = keyed_opt(o, c, optarg);
+		if (r < 0)
+			r = sweep_opt(o, c, optarg);
 		if (r < 0)
 			r = model_opt(o, c, optarg, &sched);
 		if (r < 0)
@@ -368,6 +403,9 @@ static int parse_args(struct ar_opts *o, int argc, char **argv)
 	if (o->method > INCNN_COLL_METHOD_NONE && o->model)
 		return usage_err("--method %s: only the size sweep (not --model)",
 				 method_name(o->method));
+	if ((o->bscale >= 0 || o->ef >= 0) &&
+	    (o->co.ps || o->model || o->method > INCNN_COLL_METHOD_NONE))
+		return usage_err("--bound-scale and --error-feedback: the ring's size sweep only (not --algo ps, --model or --method)");
 	if (o->method == INCNN_COLL_METHOD_GRADIVEQ && o->co.ps)
 		return usage_err("--method gradiveq: ring only (not --algo ps)");
 	if (o->method == INCNN_COLL_METHOD_GRADIVEQ && o->warmup < 2)
@@ -415,6 +453,8 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 
 	if (o->method > INCNN_COLL_METHOD_NONE && N > 1)
 		return -1;	/* THC's, GradiVeQ's error: no budget */
+	if ((o->bscale >= 0 || o->ef >= 0) && N > 1 && codec)
+		return -1;	/* relative bound, residuals: no budget */
 	if (N == 1 || codec == 0)
 		return 0;
 	if (codec == INCNN_CODEC_EBQ)
@@ -757,6 +797,7 @@ static int timed(const struct ar_opts *o, struct incnn_comm *comm,
  */
 struct sweep_arg {
 	bool ps;
+	bool keyed;			/* incnn_allreduce_bucket(), key n */
 	float *buf;
 	size_t n;
 	struct incnn_layer ly[2];
@@ -771,6 +812,8 @@ static int sweep_call(struct incnn_comm *comm, void *arg, double *comm_s)
 	if (a->L)
 		return incnn_allreduce_layers(comm, a->ly, a->L,
 					      INCNN_SCHED_SINGLE, NULL, NULL);
+	if (a->keyed)
+		return incnn_allreduce_bucket(comm, a->buf, a->n, a->n, 0);
 	return a->ps ? incnn_allreduce_ps(comm, a->buf, a->n) :
 	       incnn_allreduce(comm, a->buf, a->n);
 }
@@ -1013,7 +1056,8 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 	for (k = 0; k < ns; k++) {
 		size_t n = sizes[k] / 4;
 		struct ar_row row = { .bytes = sizes[k] };
-		struct sweep_arg sa = { .ps = o->co.ps, .buf = b.buf, .n = n };
+		struct sweep_arg sa = { .ps = o->co.ps, .buf = b.buf, .n = n,
+					.keyed = o->bscale >= 0 || o->ef >= 0 };
 		struct incnn_gvq_status gs;
 
 		if (o->method == INCNN_COLL_METHOD_GRADIVEQ)
@@ -1053,6 +1097,10 @@ static void base_config(const struct ar_opts *o, struct incnn_comm_config *cfg)
 	tu_comm_config(cfg, o->co.tos, o->co.timeout_ms, o->co.codec_name, o->codec,
 		       o->param);
 	cfg->chunk_bytes = o->chunk;
+	if (o->bscale >= 0)
+		cfg->scale = o->bscale;
+	if (o->ef >= 0)
+		cfg->error_feedback = o->ef;
 	if (o->method)
 		cfg->method = o->method;
 	if (o->method == INCNN_COLL_METHOD_GRADIVEQ) {

@@ -74,6 +74,8 @@ class Config(ctypes.Structure):
         ("gvq_tc", ctypes.c_int),
         ("gvq_fc", ctypes.c_int),
         ("gvq_eps", ctypes.c_double),
+        ("scale", ctypes.c_int),             # -1 unset, 0 off, 1 auto
+        ("error_feedback", ctypes.c_int),    # -1 unset, 0, 1
     ]
 
 
@@ -267,6 +269,50 @@ def _bind_div(lib: ctypes.CDLL) -> bool:
 HAVE_DIV = _bind_div(lib)
 
 
+class BucketInfo(ctypes.Structure):
+    """struct incnn_bucket_info (collective.h)."""
+
+    _fields_ = [("calls", ctypes.c_uint64), ("n", ctypes.c_uint64),
+                ("exp", ctypes.c_int32), ("next_exp", ctypes.c_int32),
+                ("ef_bytes", ctypes.c_uint64),
+                ("quantised", ctypes.c_uint64),
+                ("nonzero", ctypes.c_uint64),
+                ("flattened", ctypes.c_uint64),
+                ("flat_streak", ctypes.c_uint32), ("flat", ctypes.c_uint32)]
+
+
+class BucketStats(ctypes.Structure):
+    """struct incnn_bucket_stats (collective.h)."""
+
+    _fields_ = [("scale", ctypes.c_int32),
+                ("error_feedback", ctypes.c_int32),
+                ("buckets", ctypes.c_uint64), ("ef_bytes", ctypes.c_uint64),
+                ("flattened", ctypes.c_uint64)]
+
+
+def _bind_bucket(lib: ctypes.CDLL) -> bool:
+    """The keyed calls (scale, error feedback), when exported."""
+    p = ctypes.c_void_p
+    sigs = {
+        "incnn_allreduce_bucket": (ctypes.c_int, [
+            p, p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_float]),
+        "incnn_comm_bucket_info": (ctypes.c_int, [
+            p, ctypes.c_uint64, ctypes.POINTER(BucketInfo)]),
+        "incnn_comm_bucket_forget": (ctypes.c_int, [p, ctypes.c_uint64]),
+        "incnn_comm_bucket_stats": (None, [p, ctypes.POINTER(BucketStats)]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name, None)
+        if fn is None:
+            return False
+        fn.restype = res
+        fn.argtypes = args
+    return True
+
+
+HAVE_BUCKET = _bind_bucket(lib)
+
+
 class CommError(RuntimeError):
     """An error of the C library; str() is its one-line message."""
 
@@ -289,7 +335,9 @@ class Comm:
                  timeout_ms: Optional[int] = None,
                  init_timeout_ms: Optional[int] = None,
                  tos: Optional[int] = None,
-                 chunk_bytes: Optional[int] = None):
+                 chunk_bytes: Optional[int] = None,
+                 scale: Optional[int] = None,
+                 error_feedback: Optional[int] = None):
         mode, cid, param = parse_codec(codec)
         cfg = Config()
         lib.incnn_comm_config_init(ctypes.byref(cfg))
@@ -307,6 +355,10 @@ class Comm:
             cfg.tos = tos
         if chunk_bytes is not None:
             cfg.chunk_bytes = chunk_bytes
+        if scale is not None:
+            cfg.scale = scale
+        if error_feedback is not None:
+            cfg.error_feedback = error_feedback
         err = ctypes.create_string_buffer(512)
         handle = ctypes.c_void_p()
         ret = lib.incnn_comm_create(ctypes.byref(handle), ctypes.byref(cfg),
@@ -352,6 +404,29 @@ class Comm:
         into the ring's passes; needs HAVE_DIV."""
         self._check("incnn_allreduce_div",
                     lib.incnn_allreduce_div(self._handle(), ptr, n, divisor))
+
+    def allreduce_bucket(self, ptr: int, n: int, key: int,
+                         divisor: float = 0.0) -> None:
+        """Keyed in-place sum (incnn_allreduce_bucket): scale and error
+        feedback per @key, @divisor 0: no division; needs HAVE_BUCKET."""
+        self._check("incnn_allreduce_bucket",
+                    lib.incnn_allreduce_bucket(self._handle(), ptr, n, key,
+                                               divisor))
+
+    def bucket_info(self, key: int) -> Optional[BucketInfo]:
+        """@key's state, None when it has none."""
+        info = BucketInfo()
+        ret = lib.incnn_comm_bucket_info(self._handle(), key,
+                                         ctypes.byref(info))
+        return None if ret else info
+
+    def bucket_forget(self, key: int) -> None:
+        lib.incnn_comm_bucket_forget(self._handle(), key)
+
+    def bucket_stats(self) -> BucketStats:
+        st = BucketStats()
+        lib.incnn_comm_bucket_stats(self._handle(), ctypes.byref(st))
+        return st
 
     def barrier(self) -> None:
         self._check("incnn_comm_barrier",

@@ -33,6 +33,20 @@ Where the division by the world size N happens (State(divide=...)):
       deterministic, so the replicas stay bit-identical.
   "auto": the rule above, from the codec the ranks agreed on.
 
+Scale-relative bounds and error feedback (State(scale=..., error_feedback=...),
+docs/training.md): the hook sends each DDP bucket through
+incnn_allreduce_bucket(), keyed by the bucket: with a lossy codec every
+value is multiplied by 2^e before it is sent and the result divided by 2^e
+(e from the previous result's largest value, the same on every rank), and
+each rank adds the quantisation error it made on a bucket to its values of
+that bucket in the next iteration. A bucket is identified by its index and
+its layout (its parameters' addresses and sizes): when DDP rebuilds its
+buckets (after the first iteration), a bucket whose layout changed starts
+afresh (its residuals are dropped, never applied to other values).
+allreduce(tensor, state) sums exactly what it is given unless key= names
+a recurring tensor. A bucket that the codec turns (> 99 % of its nonzero
+values) into zeros for 10 iterations in a row warns once per State.
+
 Rendezvous: rank and world size come from the process group, the
 address from MASTER_ADDR, the port from State(port=...), else INCNN_PORT,
 else MASTER_PORT + 1.
@@ -59,6 +73,11 @@ Future = torch.futures.Future
 _states: "weakref.WeakSet[State]" = weakref.WeakSet()
 
 DIVIDE_FORMS = ("auto", "before", "after")
+SCALE_FORMS = ("auto", "off")
+# the defaults, from the measurements in docs/training.md
+DEFAULT_SCALE = "auto"
+DEFAULT_ERROR_FEEDBACK = True
+FLAT_CALLS = 10         # INCNN_FLAT_CALLS
 
 
 def _lossy(codec_id: int) -> bool:
@@ -67,16 +86,23 @@ def _lossy(codec_id: int) -> bool:
 
 
 class _Job:
-    __slots__ = ("work", "target", "fut", "result", "divide")
+    __slots__ = ("work", "target", "fut", "result", "divide", "key",
+                 "forget", "name")
 
     def __init__(self, work: Optional[torch.Tensor],
                  target: Optional[torch.Tensor], fut: Future,
-                 result: Optional[torch.Tensor], divide: int = 0):
+                 result: Optional[torch.Tensor], divide: int = 0,
+                 key: Optional[int] = None, forget: Optional[int] = None,
+                 name: str = ""):
         self.work = work          # contiguous fp32 on the host; None: barrier
-        self.divide = divide      # average: divide by this (0: plain sum)
+        self.divide = divide      # average: divide by this (0: plain sum;
+        #                           -1 with no work: wait for the queue)
         self.target = target      # where the sum goes back, if not work
         self.fut = fut
         self.result = result      # the future's value
+        self.key = key            # keyed call (scale, EF); None: plain
+        self.forget = forget      # drop this key's state first
+        self.name = name          # the bucket, for the warning
 
 
 def _env_int(name: str) -> Optional[int]:
@@ -131,7 +157,12 @@ class State(FifoWorker):
     master_addr (default MASTER_ADDR), init_timeout (seconds for the
     rendezvous, default 300), tos, chunk_bytes, divide ("auto",
     "before" or "after": where the hook divides by the world size, see
-    the module doc; the attribute divide_after says what "auto" chose).
+    the module doc; the attribute divide_after says what "auto" chose),
+    scale ("auto": the codec's bound relative to each bucket's largest
+    value, "off": absolute; default "auto"), error_feedback (bool, default
+    True: each rank feeds its quantisation error back into the next
+    iteration; error_feedback_bytes is the memory it takes). Both only
+    act with a lossy codec, through the hook (or allreduce(key=...)).
     """
 
     def __init__(self, codec: str = "auto", port: Optional[int] = None,
@@ -141,11 +172,23 @@ class State(FifoWorker):
                  init_timeout: Optional[float] = None,
                  tos: Optional[int] = None,
                  chunk_bytes: Optional[int] = None,
-                 divide: str = "auto"):
+                 divide: str = "auto",
+                 scale: str = DEFAULT_SCALE,
+                 error_feedback: bool = DEFAULT_ERROR_FEEDBACK):
         parse_codec(codec)                  # ValueError before anything
         if divide not in DIVIDE_FORMS:
             raise ValueError(f"divide {divide!r}: want one of "
                              + ", ".join(map(repr, DIVIDE_FORMS)))
+        if not isinstance(scale, str) or scale not in SCALE_FORMS:
+            raise ValueError(f"scale {scale!r}: want one of "
+                             + ", ".join(map(repr, SCALE_FORMS)))
+        if not isinstance(error_feedback, bool):
+            raise ValueError(f"error_feedback {error_feedback!r}: want "
+                             "True or False")
+        if not _lib.HAVE_BUCKET:
+            raise RuntimeError(
+                "incnn.torch: the C library has no incnn_allreduce_bucket "
+                "(too old); rebuild it with `make`")
         if not dist.is_available() or not dist.is_initialized():
             raise _no_group()
         self.codec = codec
@@ -159,7 +202,16 @@ class State(FifoWorker):
         self._comm = _lib.Comm(addr, port, self.rank, self.world_size, codec,
                                timeout_ms=ms(timeout),
                                init_timeout_ms=ms(init_timeout), tos=tos,
-                               chunk_bytes=chunk_bytes)
+                               chunk_bytes=chunk_bytes,
+                               scale=int(scale == "auto"),
+                               error_feedback=int(error_feedback))
+        self.scale = scale
+        self.error_feedback = error_feedback
+        self.error_feedback_bytes = 0       # residual memory (this rank)
+        self.flattened_buckets = 0          # buckets the codec zeroed
+        self._layouts: dict = {}            # bucket index -> (layout, key)
+        self._flat_msg: Optional[str] = None
+        self._flat_warned = False
         self.wire_codec = _lib.codec_label(*self._comm.codec())
         self.divide_after = divide == "after" or (
             divide == "auto" and _lossy(self._comm.codec()[0]))
@@ -186,11 +238,17 @@ class State(FifoWorker):
                 return
             try:
                 work = job.work
-                if work is None:
+                if work is None and job.divide == -1:
+                    pass                # barrier_local: the queue is done
+                elif work is None:
                     self._comm.barrier()
                 else:
+                    if job.forget is not None:
+                        self._comm.bucket_forget(job.forget)
                     # the pointer is taken now: DDP rebuilds its buckets
-                    self._reduce(work, job.divide)
+                    self._reduce(work, job.divide, job.key)
+                    if job.key is not None:
+                        self._after_keyed(job.key, job.name)
                 if job.target is not None:
                     job.target.copy_(work)
             except Exception as e:              # noqa: BLE001 - to the future
@@ -198,9 +256,57 @@ class State(FifoWorker):
                 continue
             job.fut.set_result(job.result)
 
-    def _reduce(self, work: torch.Tensor, divide: int) -> None:
-        """Sum @work over the ranks; average it when @divide (= N)."""
+    def _after_keyed(self, key: int, name: str) -> None:
+        """The worker thread, after a keyed call: the figures, and the
+        warning (given by the submitting thread) for a zeroed bucket."""
+        st = self._comm.bucket_stats()
+        self.error_feedback_bytes = st.ef_bytes
+        self.flattened_buckets = st.flattened
+        info = self._comm.bucket_info(key)
+        if info is None or not info.flat or self._flat_msg is not None:
+            return
+        self._flat_msg = (
+            f"incnn.torch: {name} ({info.n} values): the codec "
+            f"{self.wire_codec} (scale {self.scale!r}) turned more than 99 % "
+            f"of the nonzero values this rank quantised into zeros, "
+            f"{FLAT_CALLS} iterations in a row: its gradients are below "
+            "the codec's bound and are lost; use scale='auto', a finer "
+            "bound or error_feedback=True")
+
+    def _warn_flat(self) -> None:
+        if self._flat_msg is not None and not self._flat_warned:
+            self._flat_warned = True
+            warnings.warn(self._flat_msg, RuntimeWarning, stacklevel=4)
+
+    def _bucket_key(self, bucket: Any) -> Tuple[int, Optional[int], str]:
+        """(key, key to forget or None, name) of a DDP bucket: its index,
+        and a new key whenever its layout (parameters) changes."""
+        try:
+            index = int(bucket.index())
+            layout = tuple((p.data_ptr(), p.numel())
+                           for p in bucket.parameters())
+        except (AttributeError, RuntimeError):
+            buf = bucket.buffer()
+            index, layout = -1, ((buf.data_ptr(), buf.numel()),)
+        old = self._layouts.get(index)
+        if old is not None and old[0] == layout:
+            return old[1], None, f"bucket {index}"
+        key = old[1] + (1 << 32) if old is not None else index & 0xffffffff
+        self._layouts[index] = (layout, key)
+        return key, (old[1] if old is not None else None), f"bucket {index}"
+
+    def _reduce(self, work: torch.Tensor, divide: int,
+                key: Optional[int] = None) -> None:
+        """Sum @work over the ranks; average it when @divide (= N); keyed
+        (scale, error feedback) when @key is not None."""
         ptr, n = work.data_ptr(), work.numel()
+        if key is not None:
+            before = divide and not self.divide_after
+            self._comm.allreduce_bucket(ptr, n, key,
+                                        float(divide) if before else 0.0)
+            if divide and self.divide_after:
+                work.div_(divide)
+            return
         if not divide:
             self._comm.allreduce(ptr, n)
         elif self.divide_after:
@@ -226,13 +332,26 @@ class State(FifoWorker):
                                async_op=True)
         return work.get_future().then(lambda f: f.value()[0])
 
-    def submit(self, tensor: torch.Tensor, divide: bool = False) -> Future:
+    def submit(self, tensor: torch.Tensor, divide: bool = False,
+               key: Optional[int] = None, bucket: Any = None) -> Future:
         """Queue an in-place sum of @tensor (the average over the ranks
         when @divide: divided by the world size before or after the sum,
-        see the module doc); the future's value is @tensor."""
+        see the module doc); the future's value is @tensor. @key (an int
+        in 0..2^63-1) or @bucket (a DDP GradBucket) makes it a keyed call:
+        scale and error feedback for the values that come back under that
+        key."""
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"incnn.torch: {self!r} is closed")
+        self._warn_flat()
+        forget, name = None, f"key {key}"
+        if key is not None:
+            if isinstance(key, bool) or not isinstance(key, int) or \
+                    not 0 <= key < 1 << 63:
+                raise ValueError(f"key {key!r}: want an int in 0..2^63-1")
+            key = key | 1 << 63           # apart from the buckets' keys
+        elif bucket is not None:
+            key, forget, name = self._bucket_key(bucket)
         if not dist.is_initialized():
             raise _no_group()
         if tensor.dtype != torch.float32:
@@ -249,8 +368,25 @@ class State(FifoWorker):
             work, target = tensor.detach(), None
         # the averaging too is the thread's work: backward goes on at once
         self._q.put(_Job(work, target, fut, tensor,
-                         self.world_size if divide else 0))
+                         self.world_size if divide else 0, key, forget,
+                         name))
         return fut
+
+    def bucket_stats(self) -> dict:
+        """This rank's keyed-call figures, after the queued work: scale,
+        error_feedback, buckets (with state), ef_bytes (residual memory),
+        flattened (buckets the codec zeroed 10 iterations in a row)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"incnn.torch: {self!r} is closed")
+        fut = Future()
+        self._q.put(_Job(None, None, fut, None, divide=-1))
+        fut.wait()
+        st = self._comm.bucket_stats()
+        return {"scale": bool(st.scale),
+                "error_feedback": bool(st.error_feedback),
+                "buckets": st.buckets, "ef_bytes": st.ef_bytes,
+                "flattened": st.flattened}
 
     def barrier(self) -> None:
         """Wait for every rank (through incnn's store), after the queue."""
@@ -265,6 +401,7 @@ class State(FifoWorker):
         """Finish the queued work, stop the thread, leave the job."""
         if not self._worker_stop():
             return
+        self._warn_flat()
         self._comm.close()
         _states.discard(self)
 
@@ -278,16 +415,20 @@ def allreduce_hook(state: State, bucket: dist.GradBucket
     # The chained future: its value() re-raises our exception in Python,
     # so DDP's reducer gets a real error (with the library's message)
     # rather than an exception object where it wants a tensor.
-    return state.submit(bucket.buffer(), divide=True).then(_value)
+    return state.submit(bucket.buffer(), divide=True,
+                        bucket=bucket).then(_value)
 
 
 def _value(fut: Future) -> torch.Tensor:
     return fut.value()
 
 
-def allreduce(tensor: torch.Tensor, state: State) -> torch.Tensor:
-    """In-place sum of @tensor over every rank (waits); returns it."""
-    state.submit(tensor).wait()
+def allreduce(tensor: torch.Tensor, state: State,
+              key: Optional[int] = None) -> torch.Tensor:
+    """In-place sum of @tensor over every rank (waits); returns it. With
+    @key (0..2^63-1, the same on every rank for the same recurring
+    values), scale and error feedback apply as for a DDP bucket."""
+    state.submit(tensor, key=key).wait()
     return tensor
 
 

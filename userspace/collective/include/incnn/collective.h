@@ -144,12 +144,20 @@ enum incnn_coll_method {
 	INCNN_COLL_METHOD_GRADIVEQ,
 };
 
+/* Scale-relative bounds of keyed calls (incnn_allreduce_bucket) */
+enum incnn_coll_scale {
+	INCNN_COLL_SCALE_OFF,
+	INCNN_COLL_SCALE_AUTO,
+};
+
 #define INCNN_COLL_DEFAULT_TOS		0x28
 #define INCNN_COLL_DEFAULT_CHUNK	(256 * 1024)
 #define INCNN_COLL_DEFAULT_TIMEOUT_MS	30000
 #define INCNN_COLL_DEFAULT_INIT_TIMEOUT_MS 300000
 #define INCNN_COLL_DEFAULT_SOCKBUF	(4 * 1024 * 1024)
 #define INCNN_COLL_MAX_WORLD		4096
+#define INCNN_COLL_DEFAULT_SCALE	INCNN_COLL_SCALE_AUTO
+#define INCNN_COLL_DEFAULT_EF		1
 
 /*
  * Configuration. incnn_comm_config_init() leaves every field "unset";
@@ -187,6 +195,11 @@ enum incnn_coll_method {
  *	gvq_eps		0	INCNN_GVQ_EPS		0.01 (loss threshold,
  *							(0, 1]; INFINITY or
  *							"off": no loss monitor)
+ *	scale		-1	INCNN_SCALE: "auto" or "off"	auto
+ *			(scale-relative bounds of keyed calls, see
+ *			incnn_allreduce_bucket(); 1 auto, 0 off)
+ *	error_feedback	-1	INCNN_ERROR_FEEDBACK: "1"/"on" or "0"/"off"
+ *								1 (on)
  *
  * store_fd: rank 0 only; a listening TCP socket for the store (the
  * communicator takes it over and closes it), instead of binding
@@ -223,6 +236,9 @@ struct incnn_comm_config {
 	int gvq_tc;		/* T_c, 0 unset */
 	int gvq_fc;		/* -1 unset, 0, 1 */
 	double gvq_eps;		/* loss-monitor threshold, 0 unset */
+	/* keyed calls (incnn_allreduce_bucket) */
+	int scale;		/* -1 unset, INCNN_COLL_SCALE_* */
+	int error_feedback;	/* -1 unset, 0 off, 1 on */
 };
 
 void incnn_comm_config_init(struct incnn_comm_config *cfg);
@@ -331,6 +347,80 @@ int incnn_allreduce_thc_ps(struct incnn_comm *comm, float *buf, size_t n);
 /* The same through rank 0 (worker-aggregator baseline, see above); on a
  * THC communicator it is incnn_allreduce_thc_ps(). */
 int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
+
+/*
+ * Keyed allreduce: incnn_allreduce() of one gradient bucket that comes
+ * back call after call (the same @key names the same values: a DDP
+ * bucket's index), divided by @divisor first unless it is 0 (as
+ * incnn_allreduce_div()). With a lossy codec the communicator keeps, per
+ * key, what makes the codec's bound relative and its error fed back
+ * (docs/training.md, "Scale-relative bounds and error feedback"):
+ *
+ *  scale (config scale, INCNN_SCALE): every value this rank sends is
+ *	multiplied by 2^e and the result divided by 2^e (both exact powers
+ *	of two), e chosen so that the bucket's largest value lies in
+ *	[0.5, 1): e = -1 - ilogb(M), M the largest finite |value| of the
+ *	previous call's result for the key (the same on every rank, bit for
+ *	bit: no message), clamped to [-INCNN_SCALE_EXP_MAX,
+ *	INCNN_SCALE_EXP_MAX]; kept when M is 0. The first call of a key
+ *	agrees on e through the store (one gather of 8 bytes per rank): M is
+ *	the largest rank's local max times the world size, rounded up to a
+ *	power of two, so the first sum stays below 1 too.
+ *  error feedback (config error_feedback, INCNN_ERROR_FEEDBACK): each rank
+ *	quantises every element exactly once per call (its own block, the
+ *	partial sums it forwards, the block it owns); it keeps that
+ *	quantisation's error r (4 bytes per element, unscaled) and adds it
+ *	to its own input of the element in the next call. Per element:
+ *	u = x / d (when d), u = u + r, u = u * 2^e, a = u + p (p: the
+ *	received partial sum, none for the rank's first block), q = Q(a),
+ *	r = (a - q) * 2^-e; the rank sends or keeps q.
+ *
+ * Replicas stay bit-identical. A key whose @n changes starts again (its
+ * residuals are dropped). Keyed calls on one rank and plain calls on
+ * another are an error (every rank fails), as are ranks that disagree on
+ * scale or error feedback (-EPROTO). Without a lossy codec, or with one
+ * rank, it is incnn_allreduce_div()/incnn_allreduce(); on a THC
+ * communicator: a division pass, then incnn_allreduce_thc(); GradiVeQ:
+ * -EINVAL. Errors as incnn_allreduce_div().
+ */
+#define INCNN_SCALE_EXP_MAX	64
+/* A bucket is "flattened" after this many calls in a row in which more
+ * than 99 % of the nonzero values this rank quantised came out zero. */
+#define INCNN_FLAT_CALLS	10
+int incnn_allreduce_bucket(struct incnn_comm *comm, float *buf, size_t n,
+			   uint64_t key, float divisor);
+
+/* One key's state (incnn_comm_bucket_info). */
+struct incnn_bucket_info {
+	uint64_t calls;		/* keyed calls since the key (re)started */
+	uint64_t n;		/* elements */
+	int32_t exp;		/* e of the last call (0 without scale) */
+	int32_t next_exp;	/* e of the next call */
+	uint64_t ef_bytes;	/* residual memory (0 without EF) */
+	/* the last call: values this rank quantised, the nonzero ones among
+	 * them, and those Q made zero */
+	uint64_t quantised, nonzero, flattened;
+	uint32_t flat_streak;	/* calls in a row with > 99 % made zero */
+	uint32_t flat;		/* 1: the streak reached INCNN_FLAT_CALLS */
+};
+/* 0, or -ENOENT when @key has no state (no keyed call yet, no lossy
+ * codec, one rank), -EINVAL for a NULL argument. */
+int incnn_comm_bucket_info(const struct incnn_comm *comm, uint64_t key,
+			   struct incnn_bucket_info *info);
+/* Drop @key's state (residuals, e): its next call starts again. Local,
+ * but every rank must do it before the same call (its next call agrees
+ * on e through the store). 0 or -ENOENT. */
+int incnn_comm_bucket_forget(struct incnn_comm *comm, uint64_t key);
+
+struct incnn_bucket_stats {
+	int32_t scale;		/* the communicator's setting, 0 or 1 */
+	int32_t error_feedback;	/* 0 or 1 */
+	uint64_t buckets;	/* keys with state */
+	uint64_t ef_bytes;	/* residual memory of all of them */
+	uint64_t flattened;	/* keys that became flattened (ever) */
+};
+void incnn_comm_bucket_stats(const struct incnn_comm *comm,
+			     struct incnn_bucket_stats *st);
 
 /*
  * Control-plane helpers through the store (unmarked, small data):

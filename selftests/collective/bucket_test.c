@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Keyed calls (incnn_allreduce_bucket): scale-relative bounds and error
+ * feedback. For 4 ranks and every lossy codec of the codec table, the
+ * replicas are bit-identical and equal, bit for bit, to an independent
+ * simulation of the rule (collective.h): the first call's agreed e, the
+ * per-value order u = x / d + r, u * 2^e, + the received partial sum,
+ * q = Q(a), r = (a - q) * 2^-e, the result's unscaling and the next e
+ * from its largest value. Also: settings that differ between ranks fail
+ * every rank, a flattened bucket is counted, bad arguments are refused.
+ */
+#include <float.h>
+#include <limits.h>
+
+#include "kselftest_harness.h"
+
+#include "coll_test.h"
+
+#define BK_CALLS	5
+#define BK_N		10007
+
+struct bk_sweep {
+	unsigned int codec, param;
+	float div;
+	int calls;
+	size_t n;
+	double scale;		/* of the Laplace inputs */
+	float *out[MAX_RANKS][BK_CALLS];
+	struct incnn_bucket_info info[MAX_RANKS];
+	struct incnn_bucket_stats st[MAX_RANKS];
+};
+
+/* rank r's input of call t */
+static void bk_input(float *x, size_t n, int r, int t, double scale)
+{
+	gen_input(x, n, 9000 + (uint64_t)t, r, scale);
+}
+
+static void bk_fn(struct rank_ctx *x)
+{
+	struct bk_sweep *s = x->user;
+
+	for (int t = 0; t < s->calls && !x->ret; t++) {
+		float *b = malloc(4 * s->n + 4);
+
+		bk_input(b, s->n, x->rank, t, s->scale);
+		x->ret = incnn_allreduce_bucket(x->comm, b, s->n, 42, s->div);
+		s->out[x->rank][t] = b;
+	}
+	if (!x->ret)
+		x->ret = incnn_comm_bucket_info(x->comm, 42, &s->info[x->rank]);
+	incnn_comm_bucket_stats(x->comm, &s->st[x->rank]);
+}
+
+static int bk_clamp(long e)
+{
+	return e > INCNN_SCALE_EXP_MAX ? INCNN_SCALE_EXP_MAX :
+	       e < -INCNN_SCALE_EXP_MAX ? -INCNN_SCALE_EXP_MAX : (int)e;
+}
+
+/* largest finite |x[i]|, 0 when none */
+static float bk_absmax(const float *x, size_t n)
+{
+	float m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(x[i]) && fabsf(x[i]) > m)
+			m = fabsf(x[i]);
+	return m;
+}
+
+/* The rule, simulated: @calls results of N ranks (rank 0's view). */
+static void bk_sim(const struct bk_sweep *s, int N, bool scale, bool ef,
+		   float **want)
+{
+	float *in[MAX_RANKS], *res[MAX_RANKS], *v = malloc(4 * s->n + 4);
+	bool have = false;
+	int e = 0, lg = 0;
+
+	while ((1 << lg) < N)
+		lg++;
+	for (int r = 0; r < N; r++) {
+		in[r] = malloc(4 * s->n + 4);
+		res[r] = calloc(s->n + 1, 4);
+	}
+	for (int t = 0; t < s->calls; t++) {
+		float sc, inv;
+
+		for (int r = 0; r < N; r++)
+			bk_input(in[r], s->n, r, t, s->scale);
+		if (!have) {	/* the first call's agreement */
+			long top = LONG_MIN;
+
+			for (int r = 0; r < N; r++) {
+				double m = bk_absmax(in[r], s->n);
+
+				if (m && ilogb(s->div ? m / fabs(s->div) : m) > top)
+					top = ilogb(s->div ? m / fabs(s->div) : m);
+			}
+			have = top != LONG_MIN || !scale;
+			e = have && scale ? bk_clamp(-1 - (top + lg)) : 0;
+		}
+		sc = ldexpf(1, e);
+		inv = ldexpf(1, -e);
+		for (int b = 0; b < N; b++) {
+			size_t off = blk_off(s->n, N, b), len = blk_len(s->n, N, b);
+
+			for (int k = 0; k < N; k++) {
+				int r = (b + k) % N;
+
+				for (size_t i = off; i < off + len; i++) {
+					float u = in[r][i], a;
+
+					if (s->div)
+						u = u / s->div;
+					if (ef)
+						u = u + res[r][i];
+					if (scale)
+						u = u * sc;
+					a = k ? u + v[i] : u;
+					v[i] = a;
+				}
+				/* Q of this hop, and the hop's residuals */
+				float *pre = malloc(4 * len + 4);
+
+				memcpy(pre, v + off, 4 * len);
+				q_apply(s->codec, s->param, v + off, len);
+				for (size_t i = 0; i < len; i++)
+					if (ef)
+						res[r][off + i] = (pre[i] - v[off + i]) * inv;
+				free(pre);
+			}
+		}
+		for (size_t i = 0; i < s->n; i++)
+			want[t][i] = scale ? v[i] * inv : v[i];
+		if (scale) {
+			float m = bk_absmax(want[t], s->n);
+
+			have = m != 0;
+			if (m)
+				e = bk_clamp(-1L - ilogbf(m));
+		}
+	}
+	for (int r = 0; r < N; r++) {
+		free(in[r]);
+		free(res[r]);
+	}
+	free(v);
+}
+
+static void bk_case(struct __test_metadata *_metadata,
+		    const struct incnn_codec *c, unsigned int param,
+		    bool scale, bool ef, float div, double in_scale)
+{
+	struct rank_ctx x[MAX_RANKS];
+	struct bk_sweep s = { .codec = c->id, .param = param, .div = div,
+			      .calls = BK_CALLS, .n = BK_N,
+			      .scale = in_scale };
+	float *want[BK_CALLS];
+	const int N = 4;
+	struct job j;
+
+	job_init(&j, N);
+	j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
+	j.cfg.codec_id = c->id;
+	j.cfg.codec_param = param;
+	j.cfg.chunk_bytes = 4096;
+	j.cfg.scale = scale;
+	j.cfg.error_feedback = ef;
+	j.fn = bk_fn;
+	j.arg = &s;
+	ASSERT_EQ(0, job_run(&j, x));
+	for (int t = 0; t < BK_CALLS; t++)
+		want[t] = malloc(4 * BK_N);
+	bk_sim(&s, N, scale, ef, want);
+	for (int r = 0; r < N; r++) {
+		ASSERT_EQ(0, x[r].create_ret) TH_LOG("%s", x[r].create_err);
+		ASSERT_EQ(0, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
+		for (int t = 0; t < BK_CALLS; t++) {
+			ASSERT_EQ(0, memcmp(s.out[0][t], s.out[r][t], 4 * BK_N))
+				TH_LOG("%s %u scale %d ef %d: rank %d differs from rank 0 in call %d",
+				       c->name, param, scale, ef, r, t);
+			ASSERT_EQ(0, memcmp(want[t], s.out[r][t], 4 * BK_N))
+				TH_LOG("%s %u scale %d ef %d: rank %d call %d differs from the simulated rule",
+				       c->name, param, scale, ef, r, t);
+		}
+		EXPECT_EQ(BK_CALLS, s.info[r].calls);
+		EXPECT_EQ(BK_N, s.info[r].n);
+		EXPECT_EQ(ef ? 4 * BK_N : 0, s.info[r].ef_bytes);
+		EXPECT_EQ(ef ? 4 * BK_N : 0, s.st[r].ef_bytes);
+		EXPECT_EQ(1, s.st[r].buckets);
+		EXPECT_EQ(scale, s.st[r].scale);
+		EXPECT_EQ(ef, s.st[r].error_feedback);
+		/* every rank quantises every element once */
+		EXPECT_EQ(BK_N, s.info[r].quantised);
+	}
+	for (int t = 0; t < BK_CALLS; t++) {
+		free(want[t]);
+		for (int r = 0; r < N; r++)
+			free(s.out[r][t]);
+	}
+}
+
+/* Every lossy float codec of the table, whatever its name. */
+TEST(replicas_every_lossy_codec)
+{
+	int cases = 0;
+
+	for (unsigned int id = 1; id <= INCNN_CODEC_MAX; id++) {
+		const struct incnn_codec *c = incnn_codec_get(id);
+		unsigned int p;
+
+		if (!c || !c->lossy || !c->floats)
+			continue;
+		p = c->param.def;
+		bk_case(_metadata, c, p, true, false, 0, 1e-4);
+		bk_case(_metadata, c, p, false, true, 0, 1e-4);
+		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4);
+		bk_case(_metadata, c, p, true, true, 0, 3.0);
+		cases++;
+	}
+	EXPECT_LE(3, cases);
+}
+
+static void tweak_scale_off(struct rank_ctx *x, struct incnn_comm_config *cfg)
+{
+	if (x->rank == 2)
+		cfg->scale = INCNN_COLL_SCALE_OFF;
+}
+
+/* ranks that disagree on scale: every rank fails, with the reason */
+TEST(settings_mismatch)
+{
+	const struct incnn_codec *ebq = incnn_codec_find("ebq");
+	struct bk_sweep s = { .codec = ebq->id, .param = 8, .calls = 1,
+			      .n = 100, .scale = 1e-3 };
+	struct rank_ctx x[MAX_RANKS];
+	struct job j;
+
+	job_init(&j, 4);
+	j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
+	j.cfg.codec_id = ebq->id;
+	j.cfg.codec_param = 8;
+	j.cfg.scale = INCNN_COLL_SCALE_AUTO;
+	j.cfg.error_feedback = 1;
+	j.tweak = tweak_scale_off;
+	j.fn = bk_fn;
+	j.arg = &s;
+	ASSERT_EQ(0, job_run(&j, x));
+	for (int r = 0; r < 4; r++) {
+		EXPECT_EQ(-EPROTO, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
+		EXPECT_NE(NULL, strstr(x[r].err, "disagree"))
+			TH_LOG("rank %d: %s", r, x[r].err);
+		free(s.out[r][0]);
+	}
+}
+
+/*
+ * ebq 2^-4 on values around 1e-3, no scale: every value becomes 0, and
+ * after INCNN_FLAT_CALLS calls the bucket is counted; with scale it never
+ * is.
+ */
+static void flat_fn(struct rank_ctx *x)
+{
+	struct bk_sweep *s = x->user;
+	float *b = malloc(4 * s->n);
+
+	for (int t = 0; t < INCNN_FLAT_CALLS && !x->ret; t++) {
+		bk_input(b, s->n, x->rank, t, s->scale);
+		x->ret = incnn_allreduce_bucket(x->comm, b, s->n, 7, 0);
+		if (!x->ret && t == INCNN_FLAT_CALLS - 2) {
+			incnn_comm_bucket_stats(x->comm, &s->st[x->rank]);
+			if (s->st[x->rank].flattened)
+				x->ret = -EBADE;	/* counted too early */
+		}
+	}
+	free(b);
+	if (!x->ret)
+		x->ret = incnn_comm_bucket_info(x->comm, 7, &s->info[x->rank]);
+	incnn_comm_bucket_stats(x->comm, &s->st[x->rank]);
+}
+
+TEST(flattened_bucket_counted)
+{
+	const struct incnn_codec *ebq = incnn_codec_find("ebq");
+
+	for (int scale = 0; scale <= 1; scale++) {
+		struct bk_sweep s = { .n = 1000, .scale = 1e-3 };
+		struct rank_ctx x[MAX_RANKS];
+		struct job j;
+
+		job_init(&j, 2);
+		j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
+		j.cfg.codec_id = ebq->id;
+		j.cfg.codec_param = 4;
+		j.cfg.scale = scale;
+		j.cfg.error_feedback = 0;
+		j.fn = flat_fn;
+		j.arg = &s;
+		ASSERT_EQ(0, job_run(&j, x));
+		for (int r = 0; r < 2; r++) {
+			ASSERT_EQ(0, x[r].ret) TH_LOG("%s", x[r].err);
+			EXPECT_EQ(scale ? 0 : 1, s.st[r].flattened);
+			EXPECT_EQ(scale ? 0 : 1, s.info[r].flat);
+			EXPECT_EQ(scale ? 0 : INCNN_FLAT_CALLS,
+				  s.info[r].flat_streak);
+			if (!scale)
+				EXPECT_EQ(s.info[r].nonzero,
+					  s.info[r].flattened);
+		}
+	}
+}
+
+static void bad_fn(struct rank_ctx *x)
+{
+	float b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct incnn_bucket_info info;
+
+	if (incnn_comm_bucket_info(x->comm, 5, &info) != -ENOENT ||
+	    incnn_comm_bucket_forget(x->comm, 5) != -ENOENT ||
+	    incnn_comm_bucket_info(x->comm, 5, NULL) != -EINVAL) {
+		x->ret = -EBADE;
+		return;
+	}
+	x->ret = incnn_allreduce_bucket(x->comm, b, 8, 5,
+					x->rank ? 1.0f : INFINITY);
+}
+
+/* an infinite divisor is EINVAL and fails the job; NULL is EINVAL */
+TEST(bad_arguments)
+{
+	const struct incnn_codec *ebq = incnn_codec_find("ebq");
+	struct rank_ctx x[MAX_RANKS];
+	struct job j;
+
+	EXPECT_EQ(-EINVAL, incnn_allreduce_bucket(NULL, NULL, 0, 0, 0));
+	job_init(&j, 2);
+	j.cfg.timeout_ms = 5000;
+	j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
+	j.cfg.codec_id = ebq->id;
+	j.cfg.codec_param = 8;
+	j.fn = bad_fn;
+	ASSERT_EQ(0, job_run(&j, x));
+	EXPECT_EQ(-EINVAL, x[0].ret) TH_LOG("%s", x[0].err);
+	EXPECT_NE(0, x[1].ret);
+	EXPECT_NE(NULL, strstr(x[0].err, "invalid divisor"))
+		TH_LOG("rank 0: %s", x[0].err);
+}
+
+/* INCNN_SCALE and INCNN_ERROR_FEEDBACK: spelling, and a clear refusal */
+TEST(env_settings)
+{
+	struct incnn_comm_config cfg;
+	struct incnn_comm *comm = NULL;
+	char err[256];
+
+	incnn_comm_config_init(&cfg);
+	EXPECT_EQ(-1, cfg.scale);
+	EXPECT_EQ(-1, cfg.error_feedback);
+	cfg.master_addr = "127.0.0.1";
+	cfg.master_port = 1;
+	cfg.rank = 0;
+	cfg.world_size = 1;
+	setenv("INCNN_SCALE", "sometimes", 1);
+	EXPECT_EQ(-EINVAL, incnn_comm_create(&comm, &cfg, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "INCNN_SCALE=sometimes: want auto or off"))
+		TH_LOG("%s", err);
+	unsetenv("INCNN_SCALE");
+	setenv("INCNN_ERROR_FEEDBACK", "maybe", 1);
+	EXPECT_EQ(-EINVAL, incnn_comm_create(&comm, &cfg, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "INCNN_ERROR_FEEDBACK=maybe: want on or off"))
+		TH_LOG("%s", err);
+	unsetenv("INCNN_ERROR_FEEDBACK");
+	cfg.scale = 2;
+	EXPECT_EQ(-EINVAL, incnn_comm_create(&comm, &cfg, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "scale 2 is out of range"))
+		TH_LOG("%s", err);
+	EXPECT_EQ(NULL, comm);
+}
+
+TEST_HARNESS_MAIN
