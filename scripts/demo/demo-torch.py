@@ -11,7 +11,7 @@ side by side, and their time to a target accuracy.
 train: every rank trains each model (a torchvision-style CNN, the paper's
 HDC MLP 784-500-500-500-500-10, a wide MLP 784-2048-2048-10 of 5.8 M
 parameters; INCNN_TORCH_MODELS: a comma list of MODELS, default all) for
-STEPS steps (default 100, BATCH 32 digits per rank, MODEL_BATCH for the
+STEPS steps (default 80, BATCH 32 digits per rank, MODEL_BATCH for the
 wide MLP, SGD lr 0.05 momentum 0.9, same seed) under each configuration
 (CONFIGS below; INCNN_TORCH_CONFIGS: a comma list of names from CONFIGS
 and EXTRA_CONFIGS; a configuration this build of incnn.torch cannot run,
@@ -69,6 +69,7 @@ tta-note: the paragraph saying how the tta table was measured.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import struct
@@ -87,6 +88,7 @@ EVAL_STRIDE = 2     # the test digits scored along the way: every 2nd (1,000)
 # kept small so that its communication weighs more
 MODEL_BATCH = {"mlp-wide": 8}
 TARGET_MARGIN = 0.5     # pp under the default's final accuracy
+SCALE_EXP_MAX = 64      # INCNN_SCALE_EXP_MAX (collective.h)
 # name, kind, argument (see make_hook). incnn's names: incnn-CODEC-BOUND,
 # then "-scale" for State(scale="auto") and "-ef" for
 # State(error_feedback=True) (incnn_options); the seeds' rows run
@@ -154,14 +156,19 @@ def label(name: str) -> str:
 
 
 def incnn_options(name: str) -> Dict[str, Any]:
-    """State keyword arguments of incnn configuration @name."""
+    """State keyword arguments of incnn configuration @name: scale and
+    error feedback as the name says, and said off where this
+    incnn.torch has them (they are on by default there)."""
+    import inspect
+    import incnn.torch as it
     m = INCNN_NAME.match(name)
     words = m.group(3).split("-")[1:] if m else []
+    have = inspect.signature(it.State.__init__).parameters
     kw: Dict[str, Any] = {}
-    if "scale" in words:
-        kw["scale"] = "auto"
-    if "ef" in words:
-        kw["error_feedback"] = True
+    if "scale" in words or "scale" in have:
+        kw["scale"] = "auto" if "scale" in words else "off"
+    if "ef" in words or "error_feedback" in have:
+        kw["error_feedback"] = "ef" in words
     return kw
 
 
@@ -289,25 +296,55 @@ def count_all_reduce() -> None:
     dist.all_reduce = counted
 
 
+def scale_exp(m: float, e: int) -> int:
+    """incnn's scale rule (collective.h, incnn_allreduce_bucket): the e
+    that puts @m, the largest |value| of a key's previous result, in
+    [0.5, 1), clamped to +-SCALE_EXP_MAX; @e (the previous one) when @m
+    is 0."""
+    if m == 0 or not math.isfinite(m):
+        return e
+    return max(-SCALE_EXP_MAX, min(SCALE_EXP_MAX, -math.frexp(m)[1]))
+
+
 def timed(hook: Callable, world: int, sample: bool,
-          serial: bool = False) -> Callable:
+          serial: bool = False, wire: Optional[Tuple[int, bool]] = None
+          ) -> Callable:
     """@hook, timed; with @sample, rank 0 keeps copies of what goes on
-    the wire first: the bucket divided by @world (1: as it is)."""
+    the wire first: the bucket divided by @world (1: as it is). With
+    @wire = (multiplier, scaled) instead, it keeps what the all-gather
+    leg of the ring carries, exactly: the result (the owner's quantised
+    sum) times the multiplier (the world size when the hook divides after
+    the sum) and, when scaled, times 2^e of incnn's scale rule (e from
+    the bucket's previous result, tracked here)."""
+    prev: Dict[int, Tuple[float, int]] = {}     # bucket: max, e
+
     def wrapper(state, bucket):     # type: ignore[no-untyped-def]
         # (no annotations: DDP insists on its own ones when present)
         t0 = time.perf_counter()
         buf = bucket.buffer()
         METER.fp32_bucket_bytes += buf.numel() * buf.element_size()
-        if sample and METER.sample_now:
+        if sample and METER.sample_now and wire is None:
             METER.samples.append(buf.detach().clone() / world)
+        keep = sample and METER.sample_now and wire is not None
         fut = hook(state, bucket)
         if serial:      # see make_hook
             fut.wait()
 
         def done(f: Any) -> Any:
             METER.intervals.append((t0, time.perf_counter()))
-            return f.value()
+            v = f.value()
+            if wire is None or not sample:
+                return v
+            i = bucket.index()
+            m_prev, e_prev = prev.get(i, (0.0, 0))
+            e = scale_exp(m_prev, e_prev) if wire[1] else 0
+            if keep:
+                METER.samples.append(v.detach() * (wire[0] * 2.0 ** e))
+            if wire[1]:
+                prev[i] = (float(v.detach().abs().max()) * wire[0], e)
+            return v
         return fut.then(done)
+    wrapper.scale_state = prev      # type: ignore[attr-defined]
     return wrapper
 
 
@@ -353,11 +390,13 @@ def make_hook(cfg: Tuple[str, str, Any], model: Any, warmup: int, port: int,
         st = it.State(codec="auto", port=port, timeout=300, tos=arg,
                       **incnn_options(name))
         return st, timed(it.allreduce_hook, world, False), st
+    opts = incnn_options(name)
     st = it.State(codec=arg, port=port, timeout=120, tos=0,
                   divide="before" if kind == "incnn-before" else "auto",
-                  **incnn_options(name))
-    return st, timed(it.allreduce_hook, 1 if st.divide_after else world,
-                     arg != "none"), st
+                  **opts)
+    return st, timed(it.allreduce_hook, world, arg != "none",
+                     wire=(world if st.divide_after else 1,
+                           opts.get("scale") == "auto")), st
 
 
 def codec_ratio(tool: str, codec: str, samples: List[Any]) -> float:
@@ -431,9 +470,9 @@ class Run:
         self.model_name, self.cfg, self.warmup = model_name, cfg, warmup
         model = make_model(model_name)
         self.ddp = DDP(model)
-        self.state, hook, self.inc = make_hook(cfg, model, warmup, port,
-                                               self.world)
-        self.ddp.register_comm_hook(self.state, hook)
+        self.state, self.hook, self.inc = make_hook(cfg, model, warmup,
+                                                    port, self.world)
+        self.ddp.register_comm_hook(self.state, self.hook)
         # LGC's DGC momentum correction replaces the optimizer's
         self.opt = torch.optim.SGD(
             self.ddp.parameters(), lr=0.05,
@@ -481,6 +520,22 @@ class Run:
                            self.sent() - self.wire0, round(acc, 4)])
 
 
+def scale_check(r: "Run") -> Optional[bool]:
+    """Whether the scale exponents this script predicts for the buckets'
+    next calls (scale_exp, from what it saw) are the library's
+    (bucket_info's next_exp); None where nothing was predicted."""
+    prev = getattr(r.hook, "scale_state", None)
+    layouts = getattr(r.state, "_layouts", None)
+    if not prev or layouts is None:
+        return None
+    for idx, (_, key) in layouts.items():
+        info = r.state._comm.bucket_info(key)
+        if info is not None and idx in prev and \
+                info.next_exp != scale_exp(*prev[idx]):
+            return False
+    return True
+
+
 def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         steps: int, port: int, tool: str,
         tx: Optional[Callable[[], int]] = None,
@@ -516,6 +571,9 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         tx_mean = d.item() / r.world
     wire_timed, wire_all = r.sent() - r.wire_timed0, r.sent() - r.wire0
     stats = r.state.stats() if cfg[1] in ("lgc", "gradiveq") else None
+    if cfg[1] == "incnn" and hasattr(r.state, "bucket_stats"):
+        stats = {**r.state.bucket_stats(), "scale_rule_checked":
+                 scale_check(r)}
     wire_codec = getattr(r.inc, "wire_codec", None)
     if r.inc is not None:
         r.state.close()
@@ -923,7 +981,7 @@ def tta_note(outdir: str) -> None:
 
 def main() -> None:
     if len(sys.argv) >= 5 and sys.argv[1] == "train":
-        steps = int(sys.argv[5]) if len(sys.argv) > 5 else 150
+        steps = int(sys.argv[5]) if len(sys.argv) > 5 else 80
         train(sys.argv[2], sys.argv[3], sys.argv[4], steps)
     elif len(sys.argv) == 5 and sys.argv[1] == "vm":
         vm(sys.argv[2], sys.argv[3], int(sys.argv[4]))

@@ -22,7 +22,7 @@
 # link, 20mbit), INCNN_DEMO_MB (iperf3 file, 12), INCNN_DEMO_FLOOR (an
 # iperf3 row fails when the server got less than this % of the bytes, 95),
 # INCNN_DEMO_WINDOW (iperf3 -w, 128K), INCNN_DEMO_VM_ITERS (10),
-# INCNN_TORCH_STEPS (PyTorch section, 100), INCNN_TORCH_EVAL_EVERY (10),
+# INCNN_TORCH_STEPS (PyTorch section, 80), INCNN_TORCH_EVAL_EVERY (10),
 # INCNN_TORCH_MODELS, INCNN_TORCH_CONFIGS (comma lists: some only).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
