@@ -815,19 +815,34 @@ def vm_table(vmdir: str, host: List[Dict[str, Any]]
         "(PowerSGD's start_powerSGD_iter is "
         f"{r0['steps'] - r0['timed_steps']} here); wire bytes are the eth0 tx "
         "counter per iteration (mean over the hosts, headers included); "
-        "accuracy is the host run's of the same configuration:", "",
-        "| configuration | ms/iter | eth0 MB/iter | vs default | comm % "
-        "| test accuracy (host) |", "|---|---:|---:|---:|---:|---:|"]
+        "accuracy is the host run's of the same configuration; link "
+        "ms/iter: the eth0 bytes at the link's rate, the least time the "
+        "link alone takes (the rest of an iteration is the emulated CPUs: "
+        "compute, the library and the module):", "",
+        "| model | configuration | ms/iter | link ms/iter | eth0 MB/iter "
+        "| vs default | comm % | test accuracy (host) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|"]
+    bps = rate_bits(r0.get("link_rate") or "10mbit")
     for r in rows:
         a = r["test_accuracy"]
         codec = f" ({r['wire_codec']})" if r.get("wire_codec") else ""
+        link = r["eth0_tx_bytes_per_iter"] * 8 / bps * 1e3 if bps else None
         lines.append(
-            f"| {r['label']}{codec} | {r['iter_ms']:.0f} | "
+            f"| {r['model']} | {r['label']}{codec} | {r['iter_ms']:.0f} | "
+            f"{'-' if link is None else f'{link:.0f}'} | "
             f"{r['eth0_tx_bytes_per_iter'] / 1e6:.3f} | "
             f"{ref / max(1, r['wire_bytes_per_iter']):.1f}x | "
             f"{r['comm_share'] * 100:.0f} | "
             f"{'-' if a is None else f'{a * 100:.2f} %'} |")
     return rows, lines
+
+
+def rate_bits(rate: str) -> Optional[float]:
+    """tc's rate @rate ("10mbit", "512kbit") in bit/s, None if not so."""
+    m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", rate.strip().lower())
+    if not m:
+        return None
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
 
 
 def first_at(curve: List[List[float]], target: float
@@ -849,6 +864,10 @@ def tta(outdir: str, rows: List[Dict[str, Any]],
     target = {r["model"]: round(r["test_accuracy"] * 100 - TARGET_MARGIN, 2)
               for r in rows if r["config"] == "default"}
     host = {(r["model"], r["config"]): r for r in rows}
+    # the VM's ratios: against its default row's eth0 bytes (headers on
+    # both sides), else against fp32 in a ring
+    ref = {r["model"]: r["wire_bytes_per_iter"] for r in vrows
+           if r["config"] == "default"}
     out, curves = [], []
     for r in rows + vrows:
         h = host.get((r["model"], r["config"]))
@@ -856,13 +875,14 @@ def tta(outdir: str, rows: List[Dict[str, Any]],
         pt = first_at(h["curve"], t) if h and t is not None else None
         vm = r is not h
         wire = r["wire_bytes_per_iter"]
+        base = ref.get(r["model"]) if vm else None
         secs = None if pt is None else \
             round(pt[0] * r["iter_ms"] / 1e3, 3) if vm else pt[1]
         out.append({
             "model": r["model"], "config": r["config"],
             "where": "vm" if vm else "host",
-            "payload_ratio": round(r["fp32_ring_bytes_per_iter"] / wire, 2)
-            if wire else None,
+            "payload_ratio": round((base or r["fp32_ring_bytes_per_iter"])
+                                   / wire, 2) if wire else None,
             "wire_bytes_per_iter": wire,
             "target_accuracy": t,
             "final_accuracy": None if not h else
@@ -976,7 +996,8 @@ def tta_note(outdir: str) -> None:
           "(4 hosts through the module, rate-limited links): the host "
           "run's accuracy and steps to the target (the same trajectory) "
           "times the VM's measured seconds per iteration; wire bytes are "
-          "the eth0 counter, headers included.")
+          "the eth0 counter, headers included, and the payload ratio is "
+          "the VM default row's eth0 bytes over the row's.")
 
 
 def main() -> None:
