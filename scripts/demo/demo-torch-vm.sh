@@ -60,7 +60,8 @@ for ns in "${CL_NS[@]}"; do
 		read -r tos codec bound <<<"$r"
 		incctl "$ns" rule add tos "$tos" codec "$codec" bound "$bound" \
 			>/dev/null 2>&1 && continue
-		say "rule tos $tos codec $codec bound $bound refused on $ns: its configurations are skipped"
+		case " $refused " in *" $tos "*) continue ;; esac
+		say "rule tos $tos codec $codec bound $bound refused ($ns): its configurations are skipped"
 		refused="$refused $tos"
 	done
 	incctl "$ns" stats reset >/dev/null 2>&1
