@@ -9,6 +9,7 @@ static const struct incnn_codec *const incnn_codecs[] = {
 	[INCNN_CODEC_EBQ] = &incnn_codec_ebq,
 	[INCNN_CODEC_TRUNC] = &incnn_codec_trunc,
 	[INCNN_CODEC_LZ4] = &incnn_codec_lz4,
+	[INCNN_CODEC_ZEBQ] = &incnn_codec_zebq,
 };
 
 const struct incnn_codec *incnn_codec_get(unsigned int id)

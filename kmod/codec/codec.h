@@ -102,6 +102,7 @@ extern const struct incnn_codec incnn_codec_inceptionn;
 extern const struct incnn_codec incnn_codec_ebq;
 extern const struct incnn_codec incnn_codec_trunc;
 extern const struct incnn_codec incnn_codec_lz4;
+extern const struct incnn_codec incnn_codec_zebq;
 
 /* NULL for an unknown id or name. */
 const struct incnn_codec *incnn_codec_get(unsigned int id);

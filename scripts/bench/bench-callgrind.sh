@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Instructions per float of the inceptionn and ebq codecs, encode and
+# Instructions per float of the inceptionn, ebq and zebq codecs, encode and
 # decode, scalar and SIMD, from valgrind --tool=callgrind: a count that,
 # unlike GB/s, does not depend on how busy the machine is. Laplace
 # gradients (scale 1e-3 and 1e-2), k = 6, 8, 10, calls of 1448 and 65536
-# bytes, 1 MiB of input per row. Needs `make` (build/rel/lib/libincnn-codec.a).
+# bytes, 1 MiB of input per row (or the fp32 files given, each repeated to
+# 1 MiB, instead of the Laplace data). Needs `make`
+# (build/rel/lib/libincnn-codec.a).
 #
-#   scripts/bench/bench-callgrind.sh
+#   scripts/bench/bench-callgrind.sh [FILE...]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
@@ -22,7 +24,7 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$src/uapi" -I"$src/kmod/codec" \
 	-I"$src/userspace/include" "$src/scripts/bench/bench-callgrind.c" "$lib" \
 	-llz4 -lm -o "$out/bench-callgrind"
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
-	"$out/bench-callgrind" 2>"$out/valgrind.log"
+	"$out/bench-callgrind" "$@" 2>"$out/valgrind.log"
 printf '%-10s %-6s %-5s %-14s %6s %9s %9s\n' codec path param dist size \
 	"enc i/f" "dec i/f"
 for f in "$out"/cg.out.*; do

@@ -221,12 +221,12 @@ TEST(encode_respects_cap)
 	struct incnn_rng r;
 	const struct incnn_codec *cs[] = {
 		&incnn_codec_inceptionn, &incnn_codec_ebq, &incnn_codec_trunc,
-		&incnn_codec_lz4,
+		&incnn_codec_lz4, &incnn_codec_zebq,
 	};
 
 	incnn_rng_seed(&r, 15);
 	gen_bits(&r, INCNN_DIST_LAPLACE, 0.01, in, 1000);
-	for (size_t c = 0; c < 4; c++) {
+	for (size_t c = 0; c < ARRAY_SIZE(cs); c++) {
 		uint8_t p = cs[c]->param.def;
 		uint8_t *full;
 		ssize_t need = enc_floats(cs[c], p, in, 1000, &full, NULL);
@@ -291,13 +291,13 @@ TEST_F_TIMEOUT(rnd, decoders_reject_truncation_and_survive_corruption, 120)
 	static uint32_t in[N_MAX], out[N_MAX + 1];
 	const struct incnn_codec *cs[] = {
 		&incnn_codec_inceptionn, &incnn_codec_ebq, &incnn_codec_trunc,
-		&incnn_codec_lz4,
+		&incnn_codec_lz4, &incnn_codec_zebq,
 	};
 	struct case_gen g = { .round = 0 };
 
 	incnn_rng_seed(&g.rng, 16);
-	for (int round = 0; round < 240; round++) {
-		const struct incnn_codec *c = cs[round % 4];
+	for (int round = 0; round < 300; round++) {
+		const struct incnn_codec *c = cs[round % ARRAY_SIZE(cs)];
 		uint8_t p = c->param.def;
 		size_t n = next_case(&g, in) % 700 + 1;
 		uint8_t *body;

@@ -17,8 +17,9 @@
 #define PAD	64
 
 static const struct incnn_codec *const fcs[] = {
-	&incnn_codec_inceptionn, &incnn_codec_ebq,
+	&incnn_codec_inceptionn, &incnn_codec_ebq, &incnn_codec_zebq,
 };
+#define NFCS	ARRAY_SIZE(fcs)
 
 static bool have_avx2(void)
 {
@@ -67,6 +68,26 @@ static uint32_t adversarial(struct incnn_rng *r)
 	return sign | e << 23 | mant;
 }
 
+/*
+ * Zero values for zebq's zero groups: none, 90 % or 99 % of single
+ * values, or 70 % of aligned runs of 8, by @round.
+ */
+static void sparsify(struct incnn_rng *r, long round, uint32_t *in, size_t n)
+{
+	static const unsigned int per_mille[] = { 0, 900, 990, 700 };
+	unsigned int mode = round % 4, pm = per_mille[mode];
+
+	for (size_t i = 0; pm && i < n; i++) {
+		if (incnn_rng_next(r) % 1000 >= pm)
+			continue;
+		if (mode < 3)
+			in[i] = 0;
+		else
+			for (size_t e = (i | 7) + 1; i < n && i < e; i++)
+				in[i] = i % 2 ? 0x80000000 : 0;
+	}
+}
+
 /* n values of a distribution chosen by @round */
 static void gen_case(struct incnn_rng *r, long round, uint32_t *in, size_t n)
 {
@@ -76,9 +97,11 @@ static void gen_case(struct incnn_rng *r, long round, uint32_t *in, size_t n)
 	if (d == __INCNN_DIST_MAX) {
 		for (size_t i = 0; i < n; i++)
 			in[i] = adversarial(r);
-		return;
+	} else {
+		gen_bits(r, d, scales[(round / (__INCNN_DIST_MAX + 1)) % 6],
+			 in, n);
 	}
-	gen_bits(r, d, scales[(round / (__INCNN_DIST_MAX + 1)) % 6], in, n);
+	sparsify(r, round / 5, in, n);
 }
 
 struct bufs {
@@ -219,9 +242,9 @@ TEST_F_TIMEOUT(simd, random, 600)
 
 	NEED_AVX2();
 	incnn_rng_seed(&r, 0x5111d);
-	for (round = 0; round < 12000; round++) {
-		const struct incnn_codec *c = fcs[round % 2];
-		uint8_t k = 1 + (round / 2) % 30;
+	for (round = 0; round < 6000 * (long)NFCS; round++) {
+		const struct incnn_codec *c = fcs[round % NFCS];
+		uint8_t k = 1 + (round / NFCS) % 30;
 		size_t n = incnn_rng_next(&r) % N_MAX;
 		size_t ioff = round % 4, boff = (round / 4) % 4;
 		ssize_t len;
@@ -284,9 +307,9 @@ TEST_F_TIMEOUT(simd, corrupt, 600)
 
 	NEED_AVX2();
 	incnn_rng_seed(&r, 0xbad);
-	for (long round = 0; round < 20000; round++) {
-		const struct incnn_codec *c = fcs[round % 2];
-		uint8_t k = 1 + (round / 2) % 30;
+	for (long round = 0; round < 10000 * (long)NFCS; round++) {
+		const struct incnn_codec *c = fcs[round % NFCS];
+		uint8_t k = 1 + (round / NFCS) % 30;
 		size_t n = incnn_rng_next(&r) % 1200, len;
 		ssize_t l;
 

@@ -219,6 +219,8 @@ TEST(codec_table)
 	EXPECT_EQ(ebq, incnn_codec_find("ebq"));
 	EXPECT_EQ(&incnn_codec_trunc, incnn_codec_find("trunc"));
 	EXPECT_EQ(&incnn_codec_lz4, incnn_codec_find("lz4"));
+	EXPECT_EQ(&incnn_codec_zebq, incnn_codec_find("zebq"));
+	EXPECT_EQ(&incnn_codec_zebq, incnn_codec_get(INCNN_CODEC_ZEBQ));
 	EXPECT_NULL(incnn_codec_find("none"));
 	EXPECT_NULL(incnn_codec_get(0));
 	EXPECT_NULL(incnn_codec_get(INCNN_CODEC_MAX + 1));

@@ -275,8 +275,11 @@ run oldcodecs rule add dscp 14 codec trunc bits 24
 [ "$rc" -eq 0 ] && grep -qxF "ADD_RULE ack v1 10{ 1=14 2=3 3=24 }" "$INCCTL_FAKE_LOG"
 result $? "rule add with an older kernel: built-in kinds"
 expect "no GET_CODECS: built-in names for rule add" nocodecs 2 "" \
-	'incctl: unknown codec "zfuture" (inceptionn, ebq, trunc, lz4)' \
+	'incctl: unknown codec "zfuture" (inceptionn, ebq, trunc, lz4, zebq)' \
 	rule add dscp 20 codec zfuture
+run nocodecs rule add dscp 20 codec zebq bound 2^-8
+[ "$rc" -eq 0 ] && grep -qxF "ADD_RULE ack v1 10{ 1=20 2=5 3=8 }" "$INCCTL_FAKE_LOG"
+result $? "rule add zebq with the built-in codecs"
 
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"

@@ -28,7 +28,7 @@ else
 fi
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
 # the module's codec dump describes each codec's parameter (GET_CODECS)
-want='[{"id":1,"name":"inceptionn","lossy":true,"param_min":1,"param_max":30,"param_default":10,"param_kind":"bound"},{"id":2,"name":"ebq","lossy":true,"param_min":1,"param_max":30,"param_default":10,"param_kind":"bound"},{"id":3,"name":"trunc","lossy":true,"param_min":8,"param_max":24,"param_default":16,"param_kind":"bits"},{"id":4,"name":"lz4","lossy":false,"param_min":0,"param_max":0,"param_default":0,"param_kind":"none"}]'
+want='[{"id":1,"name":"inceptionn","lossy":true,"param_min":1,"param_max":30,"param_default":10,"param_kind":"bound"},{"id":2,"name":"ebq","lossy":true,"param_min":1,"param_max":30,"param_default":10,"param_kind":"bound"},{"id":3,"name":"trunc","lossy":true,"param_min":8,"param_max":24,"param_default":16,"param_kind":"bits"},{"id":4,"name":"lz4","lossy":false,"param_min":0,"param_max":0,"param_default":0,"param_kind":"none"},{"id":5,"name":"zebq","lossy":true,"param_min":1,"param_max":30,"param_default":10,"param_kind":"bound"}]'
 got=$("$INCCTL" -n "$NS_A" -j codecs 2>&1)
 if [ "$got" = "$want" ]; then
 	ok "codec dump: names, kinds, ranges, defaults"

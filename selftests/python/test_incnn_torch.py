@@ -135,11 +135,11 @@ def t_codecs() -> None:
     good = {"auto": (0, 0, 0), "none": (1, 0, 0), "ebq:2^-10": (2, 2, 10),
             "inceptionn:2^-10": (2, 1, 10), "trunc:16": (2, 3, 16),
             "lz4": (2, 4, 0), "ebq:2^-30": (2, 2, 30), "ebq:7": (2, 2, 7),
-            "trunc:8": (2, 3, 8)}
+            "trunc:8": (2, 3, 8), "zebq:2^-8": (2, 5, 8), "zebq": (2, 5, 10)}
     for s, want in good.items():
         assert parse_codec(s) == want, f"{s}: {parse_codec(s)} != {want}"
     for bad in ("", "zstd", "ebq:2^-0", "ebq:2^-31", "ebq:2^10", "trunc:12",
-                "lz4:3", "inceptionn:x", "none:1", "auto:"):
+                "lz4:3", "inceptionn:x", "none:1", "auto:", "zebq:2^-31"):
         try:
             parse_codec(bad)
         except ValueError as e:

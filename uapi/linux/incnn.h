@@ -24,6 +24,9 @@
  * INCNN_CODEC_TRUNC: keep the top 8, 16 or 24 bits of each fp32.
  *	Parameter: number of bits kept (8, 16 or 24).
  * INCNN_CODEC_LZ4: lossless LZ4 block. Parameter: 0.
+ * INCNN_CODEC_ZEBQ: ebq's values, bit for bit, in a container where a group
+ *	of 8 values that all quantise to 0 costs one bit. Parameter: k,
+ *	1 <= k <= 30.
  */
 enum incnn_codec_id {
 	INCNN_CODEC_NONE = 0,
@@ -31,6 +34,7 @@ enum incnn_codec_id {
 	INCNN_CODEC_EBQ = 2,
 	INCNN_CODEC_TRUNC = 3,
 	INCNN_CODEC_LZ4 = 4,
+	INCNN_CODEC_ZEBQ = 5,
 	__INCNN_CODEC_MAX
 };
 

@@ -31,7 +31,7 @@ void incctl_usage(FILE *f)
 "      tx on|off  rx on|off  wire-dscp 0..63  wire-tos 0xNN\n"
 "      flow-max 1..1048576  idle-timeout 1..86400  close-timeout 1..3600\n"
 "  rule add {dscp N | tos 0xNN} codec NAME [bound 2^-K | bits B]\n"
-"      NAME: inceptionn or ebq (bound 2^-K or K, K = 1..30),\n"
+"      NAME: inceptionn, ebq or zebq (bound 2^-K or K, K = 1..30),\n"
 "            trunc (bits 8, 16 or 24), lz4\n"
 "  rule del {dscp N | tos 0xNN}\n"
 "  rule list\n"

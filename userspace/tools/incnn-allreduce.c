@@ -115,7 +115,7 @@ static void usage(FILE *f)
 "  -c, --codec NAME   emulate NAME (%s) in userspace, as the\n"
 "                     module would apply it; auto (default): the module's\n"
 "                     rule for the ToS; none: no emulation\n"
-"      --bound 2^-K   error bound of inceptionn and ebq (default 2^-10)\n"
+"      --bound 2^-K   error bound of inceptionn, ebq and zebq (default 2^-10)\n"
 "      --bits B       bits trunc keeps: 8, 16 or 24 (default 16)\n"
 "      --tos TOS      IP ToS of the data sockets (default 0x28, 0: unmarked)\n"
 "      --chunk S      pipeline chunk in bytes (default 256K)\n"
@@ -457,7 +457,7 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 		return -1;	/* relative bound, residuals: no budget */
 	if (N == 1 || codec == 0)
 		return 0;
-	if (codec == INCNN_CODEC_EBQ)
+	if (codec == INCNN_CODEC_EBQ || codec == INCNN_CODEC_ZEBQ)
 		return hops * ldexp(1, -(int)param);
 	if (codec == INCNN_CODEC_INCEPTIONN)
 		return hops * ldexp(1, -(int)(param < 7 ? param : 7));

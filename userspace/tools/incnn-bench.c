@@ -4,8 +4,8 @@
  * liblz4 and libzstd as baselines. A benchmark that prints figures; it
  * checks round trips but passes or fails nothing.
  *
- * For every data set and size, every codec and parameter (inceptionn and
- * ebq at k = 6, 8, 10, scalar and, where the CPU has it, AVX2; trunc 8
+ * For every data set and size, every codec and parameter (inceptionn,
+ * ebq and zebq at k = 6, 8, 10, scalar and, where the CPU has it, AVX2; trunc 8
  * and 16 bits; lz4) and every baseline
  * (memcpy, liblz4 LZ4_compress_default / LZ4_decompress_safe, libzstd
  * level 1 with reused contexts) encodes and decodes the same buffer in
@@ -114,7 +114,7 @@ struct bench {
 	u64 seed;
 	struct dataset sets[MAX_SETS];
 	unsigned int nsets;
-	struct algo algos[24];
+	struct algo algos[32];
 	unsigned int nalgos;
 	void *scratch;
 	ZSTD_CCtx *cctx;
@@ -193,24 +193,21 @@ static void add_algo(struct bench *b, enum algo_kind kind, const char *name,
 static void init_algos(struct bench *b)
 {
 	static const u8 ks[] = { 6, 8, 10 };
+	static const struct incnn_codec *const bounded[] = {
+		&incnn_codec_inceptionn, &incnn_codec_ebq, &incnn_codec_zebq,
+	};
 	enum incnn_simd simd = incnn_simd_level();
 	unsigned int i;
 
 	add_algo(b, ALGO_MEMCPY, "memcpy", NULL, 0, NULL, 0);
 	add_algo(b, ALGO_LZ4, "liblz4", NULL, 0, "acc", LZ4_ACCEL);
 	add_algo(b, ALGO_ZSTD, "zstd", NULL, 0, "lvl", ZSTD_LEVEL);
-	/* each k: scalar, then the SIMD path if there is one */
-	for (i = 0; i < 2 * sizeof(ks); i++) {
-		add_algo(b, ALGO_CODEC, "inceptionn", &incnn_codec_inceptionn,
-			 ks[i / 2], "k", ks[i / 2]);
-		if (i % 2 && !simd)
-			b->nalgos--;
-		else
-			b->algos[b->nalgos - 1].simd = i % 2 ? simd : 0;
-	}
-	for (i = 0; i < 2 * sizeof(ks); i++) {
-		add_algo(b, ALGO_CODEC, "ebq", &incnn_codec_ebq, ks[i / 2],
-			 "k", ks[i / 2]);
+	/* each codec and k: scalar, then the SIMD path if there is one */
+	for (i = 0; i < 2 * sizeof(ks) * ARRAY_SIZE(bounded); i++) {
+		const struct incnn_codec *c = bounded[i / (2 * sizeof(ks))];
+		u8 k = ks[i / 2 % sizeof(ks)];
+
+		add_algo(b, ALGO_CODEC, c->name, c, k, "k", k);
 		if (i % 2 && !simd)
 			b->nalgos--;
 		else

@@ -159,10 +159,10 @@ static void usage(FILE *f)
 "             stderr when OUT is '-')\n"
 "  gen        write N synthetic fp32 values (deterministic for a seed)\n"
 "\n"
-"  -c, --codec NAME    inceptionn, ebq, trunc or lz4 (decode: check that\n"
-"                      the container holds this codec)\n"
-"  -b, --bound B       error bound for inceptionn and ebq: 2^-K, K, or an\n"
-"                      exact decimal such as 0.0009765625; K = 1..30\n"
+"  -c, --codec NAME    inceptionn, ebq, zebq, trunc or lz4 (decode: check\n"
+"                      that the container holds this codec)\n"
+"  -b, --bound B       error bound for inceptionn, ebq and zebq: 2^-K, K, or\n"
+"                      an exact decimal such as 0.0009765625; K = 1..30\n"
 "                      (default 2^-10)\n"
 "      --bits N        bits kept by trunc: 8, 16 or 24 (default 16)\n"
 "      --chunk BYTES   input bytes per independently encoded chunk, a\n"
@@ -677,7 +677,8 @@ static double ratio(u64 a, u64 b)
 static bool has_hist(const struct incnn_codec *c)
 {
 	/* only the size-class codecs fill struct incnn_hist */
-	return c->id == INCNN_CODEC_INCEPTIONN || c->id == INCNN_CODEC_EBQ;
+	return c->id == INCNN_CODEC_INCEPTIONN || c->id == INCNN_CODEC_EBQ ||
+	       c->id == INCNN_CODEC_ZEBQ;
 }
 
 static void report_json(FILE *f, const struct opts *o,

@@ -68,7 +68,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: " PROG " --data FILE|synth [-n RANKS] [--epochs E] [--iters K]\n"
-"                   [--algo ring|ps] [--codec none|auto|inceptionn|ebq]\n"
+"                   [--algo ring|ps] [--codec none|auto|inceptionn|ebq|zebq]\n"
 "                   [--bound 2^-K] [--log FILE] [--seed S] [--hidden LIST]\n"
 "                   [--batch B] [--lr X] [--momentum X] [--wd X] [--tos TOS]\n"
 "                   [--timeout MS] [--method none|thc|gradiveq]\n"
@@ -87,8 +87,8 @@ static void usage(FILE *f)
 "  -i, --iters K      stop after K iterations (default: no limit)\n"
 "  -a, --algo A       ring (default) or ps (workers -> rank 0 -> workers)\n"
 "  -c, --codec NAME   none, auto (default: the module's rule for the ToS),\n"
-"                     inceptionn or ebq (emulated in userspace)\n"
-"      --bound 2^-K   error bound of inceptionn and ebq (default 2^-10)\n"
+"                     inceptionn, ebq or zebq (emulated in userspace)\n"
+"      --bound 2^-K   error bound of inceptionn, ebq and zebq (default 2^-10)\n"
 "  -l, --log FILE     the log (rank 0; default: none)\n"
 "  -s, --seed S       seed of the initial weights and the order (default 1)\n"
 "      --hidden LIST  hidden layer sizes (default 500,500,500,500)\n"
@@ -328,7 +328,7 @@ static int parse_args(struct tr_opts *o, int argc, char **argv)
 	    strcmp(o->co.codec_name, "none")) {
 		o->codec = incnn_codec_find(o->co.codec_name);
 		if (!o->codec || !tu_codec_takes_bound(o->codec))
-			return usage_err("--codec %s: must be none, auto, inceptionn or ebq",
+			return usage_err("--codec %s: must be none, auto, inceptionn, ebq or zebq",
 					 o->co.codec_name);
 		o->param = o->codec->param.def;
 	}

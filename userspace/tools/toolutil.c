@@ -358,7 +358,7 @@ int tu_parse_bound_opt(const char *prog, const char *s,
 {
 	if (!codec || !tu_codec_takes_bound(codec))
 		return tu_error(prog, TU_EXIT_USAGE,
-				"--bound needs --codec inceptionn or ebq");
+				"--bound needs --codec inceptionn, ebq or zebq");
 	if (incnn_codec_param_parse(&codec->param, s, param))
 		return tu_error(prog, TU_EXIT_USAGE,
 				"--bound %s: must be 2^-K with K in %u..%u", s,

@@ -33,13 +33,16 @@ CODEC_NONE = 1
 CODEC_EMULATE = 2
 
 # enum incnn_codec_id (uapi/linux/incnn.h)
-CODEC_IDS = {"inceptionn": 1, "ebq": 2, "trunc": 3, "lz4": 4}
+CODEC_IDS = {"inceptionn": 1, "ebq": 2, "trunc": 3, "lz4": 4, "zebq": 5}
+# the codecs whose parameter is a bound 2^-K
+BOUND_CODECS = ("ebq", "inceptionn", "zebq")
 CODEC_NAMES = {v: k for k, v in CODEC_IDS.items()}
 BOUND_MIN_K = 1
 BOUND_MAX_K = 30
 TRUNC_BITS = (8, 16, 24)
 
-CODEC_FORMS = ('"auto", "none", "ebq:2^-K", "inceptionn:2^-K" (K in 1..30), '
+CODEC_FORMS = ('"auto", "none", "ebq:2^-K", "zebq:2^-K", "inceptionn:2^-K" '
+               '(K in 1..30), '
                '"trunc:B" (B in 8, 16, 24) or "lz4"')
 
 
@@ -114,9 +117,10 @@ def _parse_codec_c(name: str, setting: str) -> Optional[Tuple[int, int]]:
 def parse_codec(spec: str) -> Tuple[int, int, int]:
     """A codec string -> (codec_mode, codec_id, codec_param).
 
-    "auto", "none", "ebq:2^-10", "inceptionn:2^-10", "trunc:16", "lz4";
-    the bound may also be given as plain K ("ebq:10", as INCNN_CODEC takes
-    it), and a bare "ebq"/"inceptionn"/"trunc" takes the codec's default.
+    "auto", "none", "ebq:2^-10", "zebq:2^-10", "inceptionn:2^-10",
+    "trunc:16", "lz4"; the bound may also be given as plain K ("ebq:10", as
+    INCNN_CODEC takes it), and a bare "ebq"/"zebq"/"inceptionn"/"trunc"
+    takes the codec's default.
     The library's own parser (incnn_codec_param_parse, the spelling of
     incctl and INCNN_CODEC) decides when the library has it; the Python
     rules below are for older libraries. Anything else raises ValueError
@@ -136,7 +140,7 @@ def parse_codec(spec: str) -> Tuple[int, int, int]:
             return CODEC_EMULATE, got[0], got[1]
         raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
     cid = CODEC_IDS.get(name)
-    if cid is not None and name in ("ebq", "inceptionn"):
+    if cid is not None and name in BOUND_CODECS:
         m = re.fullmatch(r"(?:2\^-)?([0-9]{1,2})", param or "10")
         if m and BOUND_MIN_K <= int(m.group(1)) <= BOUND_MAX_K:
             return CODEC_EMULATE, cid, int(m.group(1))
@@ -154,7 +158,7 @@ def codec_label(codec_id: int, param: int) -> str:
     name = CODEC_NAMES.get(codec_id)
     if not codec_id:
         return "none"
-    if name in ("ebq", "inceptionn"):
+    if name in BOUND_CODECS:
         return f"{name}:2^-{param}"
     if name == "trunc":
         return f"trunc:{param}"
