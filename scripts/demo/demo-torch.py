@@ -205,6 +205,11 @@ def selected(names: str, known: List[Any], what: str) -> List[Any]:
         return list(known)
     by = {(k[0] if isinstance(k, tuple) else k): k for k in known}
     want = [ALIASES.get(n, n) for n in names.split(",")]
+    for n in want:      # any incnn-CODEC-2^-K[-scale][-ef] on the host
+        m = INCNN_NAME.match(n)
+        if n not in by and m and known is not VM_CONFIGS and \
+                set(m.group(3).split("-")[1:]) <= {"scale", "ef"}:
+            by[n] = (n, "incnn", f"{m.group(1)}:{m.group(2)}")
     bad = [n for n in want if n not in by]
     if bad:
         raise SystemExit(f"demo-torch: unknown {what} {', '.join(bad)}; "
@@ -598,6 +603,12 @@ def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
     # -> bytes): the library's count (times the codec's ratio for the
     # emulated codecs), LGC's from its own rates (its codes and indices
     # partly go through gloo)
+    keep = os.environ.get("INCNN_TORCH_SAVE_SAMPLES")
+    if keep and METER.samples:  # what the ratio was measured on, raw f32
+        import torch
+        os.makedirs(keep, exist_ok=True)
+        torch.cat([x.reshape(-1) for x in METER.samples]).numpy().tofile(
+            os.path.join(keep, f"{r.model_name}_{name}.f32"))
     factor = 1.0 if ratio is None else ratio
     wire = wire_timed * factor / timed_steps
     if kind == "lgc" and stats:
