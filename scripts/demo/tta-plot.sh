@@ -26,10 +26,10 @@ set yrange [*:100]
 set arrow 1 from graph 0, first $target to graph 1, first $target nohead dt 2 lc rgb "black"
 set label 1 "target $target %" at graph 0.02, first $target offset 0,0.6 font ",8"
 set xlabel "training wall time (s, evaluation not counted)"
-plot for [i=0:$n-1] f index i using 2:4 with linespoints pt 7 ps 0.4 title columnheader(2)
+plot for [i=0:$n-1] f index i using 2:4 with linespoints lc (i % 8 + 1) pt (i / 8 * 4 + 7) ps 0.4 title columnheader(2)
 set xlabel "wire MB sent per rank (log scale)"
 set logscale x
-plot for [i=0:$n-1] f index i using 3:4 with linespoints pt 7 ps 0.4 title columnheader(2)
+plot for [i=0:$n-1] f index i using 3:4 with linespoints lc (i % 8 + 1) pt (i / 8 * 4 + 7) ps 0.4 title columnheader(2)
 unset multiplot
 EOF
 done <"$res/tta-plot.txt"
