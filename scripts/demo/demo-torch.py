@@ -87,6 +87,13 @@ EVAL_STRIDE = 2     # the test digits scored along the way: every 2nd (1,000)
 # digits per rank and step where not BATCH: the wide MLP's compute is
 # kept small so that its communication weighs more
 MODEL_BATCH = {"mlp-wide": 8}
+# the configurations a model runs by default where not all of CONFIGS
+# (INCNN_TORCH_CONFIGS runs what it names on every model): the wide MLP's
+# steps cost the most, so it runs PyTorch's hooks and incnn's best only
+MODEL_CONFIGS = {"mlp-wide": ["default", "fp16", "powersgd-r1",
+                              "powersgd-r4", "incnn-ebq-2^-10",
+                              "incnn-ebq-2^-8-scale-ef", "incnn-zebq-2^-10",
+                              "incnn-zebq-2^-4-scale-ef"]}
 TARGET_MARGIN = 0.5     # pp under the default's final accuracy
 SCALE_EXP_MAX = 64      # INCNN_SCALE_EXP_MAX (collective.h)
 # name, kind, argument (see make_hook). incnn's names: incnn-CODEC-BOUND,
@@ -671,7 +678,9 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
     for c in configs:
         if skip[c[0]] and dist.get_rank() == 0:
             print(f"demo-torch: {c[0]} skipped: {skip[c[0]]}", flush=True)
-    runs = [(m, c) for m in models for c in configs if not skip[c[0]]]
+    chosen = bool(os.environ.get("INCNN_TORCH_CONFIGS"))
+    runs = [(m, c) for m in models for c in configs if not skip[c[0]] and
+            (chosen or m not in MODEL_CONFIGS or c[0] in MODEL_CONFIGS[m])]
     t_start = time.monotonic()
     for i, (m, c) in enumerate(runs):
         res = run(m, c, data, steps, base + i, tool,

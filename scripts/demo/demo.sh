@@ -50,7 +50,7 @@ say "[3/6] training on the host (4 ranks, 7 configurations)"
 "$src/scripts/demo/demo-train.sh" "$build" "$res"
 t_train=$(( $(date +%s) - start ))
 
-say "[4/6] PyTorch DDP on the host: default, fp16, PowerSGD, incnn, time to accuracy (3 models x 13 configurations, about 15 min)"
+say "[4/6] PyTorch DDP on the host: default, fp16, PowerSGD, incnn, time to accuracy (2 models x 13 configurations, the wide MLP x 8)"
 torchrc=0
 "$src/scripts/demo/demo-torch.sh" "$build" "$res" || torchrc=$?
 t_torch=$(( $(date +%s) - start - t_train ))
