@@ -54,6 +54,22 @@ all(r['budget'] is None or r['max_abs_err'] <= r['budget']
     for r in d['results'])"
 }
 
+# keyed calls (--bound-scale, --error-feedback): identical replicas, no
+# budget; ebq 2^-6 on 1e-3-scale data flattens nearly everything, relative
+# to the data's scale it does not: under a third of the absolute bound's error
+keyed() {
+	local k="-n 4 -b 4K -e 64K -f 4 -i 2 -w 1 --codec ebq --bound 2^-6"
+
+	"$tool" $k --bound-scale off --error-feedback off --check --json \
+		>"$tmp/k0.json" &&
+	"$tool" $k --bound-scale auto --error-feedback on --check --json \
+		>"$tmp/k.json" &&
+	json_check "$tmp/k.json" "
+all(r['identical'] and r['budget'] is None for r in d['results']) and
+all(0 < r['max_abs_err'] < q['max_abs_err'] / 3 for r, q in
+    zip(d['results'], __import__('json').load(open('$tmp/k0.json'))['results']))"
+}
+
 # --method thc: identical replicas (--check), tos 0, and wire_bytes below
 # a quarter of the fp32 ring's (4-bit indices, then 8-bit lanes for N <= 8)
 method_thc() {
@@ -227,6 +243,11 @@ bad_args() {
 		--method gradiveq --model alexnet
 		--method gradiveq --algo ps
 		--method gradiveq -w 1
+		--bound-scale sometimes
+		--error-feedback yes
+		--bound-scale auto --algo ps
+		--error-feedback on --model alexnet
+		--error-feedback on --method thc
 	EOF
 }
 
@@ -246,6 +267,7 @@ check "ring, ebq 2^-8 emulated: --check passes, error within 4 * 2^-8" emulation
 check "ring, inceptionn 2^-10 emulated, 3 ranks" emulation ring inceptionn 2^-10 3
 check "ring, trunc 16 bits emulated" emulation ring trunc 16 4
 check "ps, ebq 2^-6 emulated, 4 ranks" emulation ps ebq 2^-6 4
+check "--bound-scale auto --error-feedback on: identical, relative error" keyed
 check "--method thc: --check, unmarked, wire_bytes under 1/4 of none's" method_thc
 check "--method thc --algo ps: --check" thc_ps
 check "--method gradiveq: --check, unmarked, wire_bytes under 1/4 of none's" method_gradiveq

@@ -148,6 +148,17 @@ static void bk_sim(const struct bk_sweep *s, int N, bool scale, bool ef,
 	free(v);
 }
 
+/* A job of @N ranks emulating ebq 2^-@k with the given settings. */
+static void ebq_job(struct job *j, int N, unsigned int k, int scale, int ef)
+{
+	job_init(j, N);
+	j->cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
+	j->cfg.codec_id = INCNN_CODEC_EBQ;
+	j->cfg.codec_param = k;
+	j->cfg.scale = scale;
+	j->cfg.error_feedback = ef;
+}
+
 static void bk_case(struct __test_metadata *_metadata,
 		    const struct incnn_codec *c, unsigned int param,
 		    bool scale, bool ef, float div, double in_scale)
@@ -231,18 +242,12 @@ static void tweak_scale_off(struct rank_ctx *x, struct incnn_comm_config *cfg)
 /* ranks that disagree on scale: every rank fails, with the reason */
 TEST(settings_mismatch)
 {
-	const struct incnn_codec *ebq = incnn_codec_find("ebq");
-	struct bk_sweep s = { .codec = ebq->id, .param = 8, .calls = 1,
+	struct bk_sweep s = { .codec = INCNN_CODEC_EBQ, .param = 8, .calls = 1,
 			      .n = 100, .scale = 1e-3 };
 	struct rank_ctx x[MAX_RANKS];
 	struct job j;
 
-	job_init(&j, 4);
-	j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
-	j.cfg.codec_id = ebq->id;
-	j.cfg.codec_param = 8;
-	j.cfg.scale = INCNN_COLL_SCALE_AUTO;
-	j.cfg.error_feedback = 1;
+	ebq_job(&j, 4, 8, INCNN_COLL_SCALE_AUTO, 1);
 	j.tweak = tweak_scale_off;
 	j.fn = bk_fn;
 	j.arg = &s;
@@ -282,19 +287,12 @@ static void flat_fn(struct rank_ctx *x)
 
 TEST(flattened_bucket_counted)
 {
-	const struct incnn_codec *ebq = incnn_codec_find("ebq");
-
 	for (int scale = 0; scale <= 1; scale++) {
 		struct bk_sweep s = { .n = 1000, .scale = 1e-3 };
 		struct rank_ctx x[MAX_RANKS];
 		struct job j;
 
-		job_init(&j, 2);
-		j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
-		j.cfg.codec_id = ebq->id;
-		j.cfg.codec_param = 4;
-		j.cfg.scale = scale;
-		j.cfg.error_feedback = 0;
+		ebq_job(&j, 2, 4, scale, 0);
 		j.fn = flat_fn;
 		j.arg = &s;
 		ASSERT_EQ(0, job_run(&j, x));
@@ -329,16 +327,12 @@ static void bad_fn(struct rank_ctx *x)
 /* an infinite divisor is EINVAL and fails the job; NULL is EINVAL */
 TEST(bad_arguments)
 {
-	const struct incnn_codec *ebq = incnn_codec_find("ebq");
 	struct rank_ctx x[MAX_RANKS];
 	struct job j;
 
 	EXPECT_EQ(-EINVAL, incnn_allreduce_bucket(NULL, NULL, 0, 0, 0));
-	job_init(&j, 2);
+	ebq_job(&j, 2, 8, -1, -1);
 	j.cfg.timeout_ms = 5000;
-	j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
-	j.cfg.codec_id = ebq->id;
-	j.cfg.codec_param = 8;
 	j.fn = bad_fn;
 	ASSERT_EQ(0, job_run(&j, x));
 	EXPECT_EQ(-EINVAL, x[0].ret) TH_LOG("%s", x[0].err);

@@ -19,6 +19,11 @@ the timed iterations of the slowest rank's mean.
           into the ring's passes)
   hook_unfused: the hook as it was before incnn_allreduce_div (the
           worker thread calls div_(N), then incnn_allreduce)
+  hook_ebq: the hook with codec ebq:2^-10 emulated, scale "off", no
+          error feedback (the keyed call, quantised in userspace)
+  hook_ebq_se / hook_inc_se: ebq:2^-10 / inceptionn:2^-10 with scale
+          "auto" and error feedback (the defaults); the goal: at most
+          1.25x the hook with codec none, measured in the same run
 Rounds alternate C and Python runs. Two overhead figures: the hook
 against the C tool (separate processes, so load drift counts), and the
 hook against the same incnn_allreduce call made through ctypes without
@@ -58,12 +63,22 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
 
     dist.init_process_group("gloo")
     state = it.State(codec="none")
+    port = int(os.environ["MASTER_PORT"])
+    lossy = {
+        "hook_ebq": it.State(codec="ebq:2^-10", port=port + 2, scale="off",
+                             error_feedback=False),
+        "hook_ebq_se": it.State(codec="ebq:2^-10", port=port + 3,
+                                scale="auto", error_feedback=True),
+        "hook_inc_se": it.State(codec="inceptionn:2^-10", port=port + 4,
+                                scale="auto", error_feedback=True),
+    }
     world = dist.get_world_size()
     n = int(mb * 1048576) // 4
     src = torch.randn(n, generator=torch.Generator().manual_seed(
         dist.get_rank())) * 1e-3
     buf = torch.empty_like(src)
-    kinds = ("hook", "ctypes", "div_ctypes", "divc_ctypes", "hook_unfused")
+    kinds = ("hook", "ctypes", "div_ctypes", "divc_ctypes", "hook_unfused",
+             "hook_ebq", "hook_ebq_se", "hook_inc_se")
     have_div = it._lib.HAVE_DIV
     times = torch.zeros(len(kinds), iters, dtype=torch.float64)
     cpu = torch.zeros(len(kinds), iters, dtype=torch.float64)
@@ -75,7 +90,9 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
             state.barrier()
             it._lib.HAVE_DIV = have_div and kinds[k] != "hook_unfused"
             t0, c0 = time.perf_counter(), time.process_time()
-            if kinds[k].startswith("hook"):
+            if kinds[k] in lossy:
+                it.allreduce_hook(lossy[kinds[k]], Bucket(buf)).wait()
+            elif kinds[k].startswith("hook"):
                 it.allreduce_hook(state, Bucket(buf)).wait()
             elif kinds[k] == "divc_ctypes":
                 state._comm.allreduce_div(buf.data_ptr(), n, float(world))
@@ -97,6 +114,8 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
         with open(out, "w") as f:
             json.dump(res, f)
     state.close()
+    for st in lossy.values():
+        st.close()
     dist.destroy_process_group()
 
 
@@ -104,7 +123,7 @@ def free_port() -> int:
     while True:
         p = random.randrange(20000, 60000)
         try:
-            for q in (p, p + 1):
+            for q in range(p, p + 5):
                 with socket.socket() as s:
                     s.bind(("127.0.0.1", q))
             return p
@@ -180,7 +199,13 @@ def main() -> None:
            "hook_unfused_vs_c": med["hook_unfused"] / mc - 1,
            "hook_vs_divc_ctypes": med["hook"] / med["divc_ctypes"] - 1,
            "hook_cpu_ms": med["hook_cpu"], "ctypes_cpu_ms": med["ctypes_cpu"],
-           "hook_cpu_vs_ctypes": med["hook_cpu"] / med["ctypes_cpu"] - 1}
+           "hook_cpu_vs_ctypes": med["hook_cpu"] / med["ctypes_cpu"] - 1,
+           "hook_ebq_ms": med["hook_ebq"],
+           "hook_ebq_se_ms": med["hook_ebq_se"],
+           "hook_inc_se_ms": med["hook_inc_se"],
+           "ebq_se_vs_none": med["hook_ebq_se"] / med["hook"],
+           "inc_se_vs_none": med["hook_inc_se"] / med["hook"],
+           "ebq_vs_none": med["hook_ebq"] / med["hook"]}
     if a.json:
         print(json.dumps(res))
         return
@@ -203,6 +228,12 @@ def main() -> None:
           f"fused {100 * (med['divc_ctypes'] / med['ctypes'] - 1):+.1f} %; "
           f"the queue, thread and future "
           f"{100 * res['hook_vs_divc_ctypes']:+.1f} %")
+    print(f"  hook ebq:2^-10 off/no EF  {med['hook_ebq']:8.2f} ms "
+          f"({res['ebq_vs_none']:.3f}x none)")
+    print(f"  hook ebq:2^-10 auto + EF  {med['hook_ebq_se']:8.2f} ms "
+          f"({res['ebq_se_vs_none']:.3f}x none)")
+    print(f"  hook inceptionn auto + EF {med['hook_inc_se']:8.2f} ms "
+          f"({res['inc_se_vs_none']:.3f}x none)")
     print(f"CPU time per bucket, all ranks: ctypes {med['ctypes_cpu']:.2f} ms, "
           f"div_ + ctypes {med['div_ctypes_cpu']:.2f} ms, fused "
           f"{med['divc_ctypes_cpu']:.2f} ms, hook unfused "

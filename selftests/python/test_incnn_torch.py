@@ -299,19 +299,33 @@ def load_train() -> List[dict]:
 
 @test(f"DDP job, {WORLD} ranks via incnn.launch (gloo, codecs none and ebq)")
 def t_train_job() -> None:
-    import torch
-    d = tempfile.mkdtemp(prefix="incnn-ddp-")
+    d = worker_job("train", 3, 240, keep=True)
     try:
-        port = free_ports(3)
-        r = launch(["--nproc-per-node", str(WORLD), "--master-port",
-                    str(port), WORKER, "train", d], 240)
-        assert r.returncode == 0, r.stderr[-3000:]
-        RES["train"] = [torch.load(os.path.join(d, f"rank{i}.pt"))
-                        for i in range(WORLD)]
         RES["checks"] = [json.load(open(os.path.join(d, f"rank{i}.json")))
                          for i in range(WORLD)]
     finally:
         shutil.rmtree(d)
+
+
+def worker_job(scenario: str, ports: int, timeout: float,
+               keep: bool = False) -> str:
+    """Run ddp_worker.py @scenario on WORLD ranks (@ports ports from
+    MASTER_PORT), load the ranks' rank<i>.pt into RES[scenario]; the
+    directory is removed unless @keep (then returned)."""
+    import torch
+    d = tempfile.mkdtemp(prefix=f"incnn-{scenario}-")
+    try:
+        r = launch(["--nproc-per-node", str(WORLD), "--master-port",
+                    str(free_ports(ports)), WORKER, scenario, d], timeout)
+        assert r.returncode == 0, r.stderr[-3000:]
+        RES[scenario] = [torch.load(os.path.join(d, f"rank{i}.pt"))
+                         for i in range(WORLD)]
+    except BaseException:
+        shutil.rmtree(d)
+        raise
+    if not keep:
+        shutil.rmtree(d)
+    return d
 
 
 def local_check(name: str) -> None:
@@ -467,17 +481,7 @@ def ring_reference(codec_id: int, param: int, inputs: list, calls: int,
 
 @test(f"scale and error feedback: {WORLD} ranks, every lossy codec")
 def t_bucket_job() -> None:
-    import torch
-    d = tempfile.mkdtemp(prefix="incnn-bucket-")
-    try:
-        port = free_ports(42)
-        r = launch(["--nproc-per-node", str(WORLD), "--master-port",
-                    str(port), WORKER, "bucket", d], 300)
-        assert r.returncode == 0, r.stderr[-3000:]
-        RES["bucket"] = [torch.load(os.path.join(d, f"rank{i}.pt"))
-                         for i in range(WORLD)]
-    finally:
-        shutil.rmtree(d)
+    worker_job("bucket", 42, 300)
 
 
 def load_bucket() -> List[dict]:

@@ -207,11 +207,10 @@ static void bk_after(struct incnn_comm *c, struct coll_bucket *b, float *buf,
 	in->quantised = run->quantised;
 	in->nonzero = run->nonzero;
 	in->flattened = run->flattened;
-	if (run->nonzero && run->flattened * 100 > run->nonzero * 99) {
+	if (run->nonzero && run->flattened * 100 > run->nonzero * 99)
 		in->flat_streak++;
-	} else {
+	else
 		in->flat_streak = 0;
-	}
 	if (in->flat_streak >= INCNN_FLAT_CALLS && !in->flat) {
 		in->flat = 1;
 		c->bk.flattened++;

@@ -397,14 +397,62 @@ OP_SIMD_CLONES static void op_contrib(float *x, const float *r,
 	}
 }
 
-/* Values of x[0..n) that are +-0 */
-static uint64_t op_zeros(const float *x, size_t n)
-{
-	uint64_t z = 0;
+typedef int32_t op_i8 __attribute__((vector_size(32)));
 
-	for (size_t i = 0; i < n; i++)
+/* Values of x[0..n) that are +-0 (n < 2^31) */
+OP_SIMD_CLONES static uint64_t op_zeros(const float *x, size_t n)
+{
+	const op_f8 zero = { 0 };
+	op_i8 acc = { 0 };
+	uint64_t z = 0;
+	size_t i = 0;
+	op_f8 v;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, x + i, sizeof(v));
+		acc -= v == zero;
+	}
+	for (int j = 0; j < 8; j++)
+		z += (uint32_t)acc[j];
+	for (; i < n; i++)
 		z += x[i] == 0;
 	return z;
+}
+
+/*
+ * EF after Q: r[i] = (r[i] - x[i]) * inv, r holding the values before Q
+ * and x after; counts the nonzero values and those Q made zero (n < 2^31).
+ */
+OP_SIMD_CLONES static void op_resid(float *r, const float *x, size_t n,
+				    float inv, uint64_t *nonzero,
+				    uint64_t *flattened)
+{
+	const op_f8 zero = { 0 };
+	const op_f8 iv = { inv, inv, inv, inv, inv, inv, inv, inv };
+	op_i8 nz = { 0 }, fl = { 0 }, m;
+	size_t i = 0;
+	op_f8 a, q;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&a, r + i, sizeof(a));
+		memcpy(&q, x + i, sizeof(q));
+		m = a != zero;
+		nz -= m;
+		fl -= m & (q == zero);
+		a = (a - q) * iv;
+		memcpy(r + i, &a, sizeof(a));
+	}
+	for (int j = 0; j < 8; j++) {
+		*nonzero += (uint32_t)nz[j];
+		*flattened += (uint32_t)fl[j];
+	}
+	for (; i < n; i++) {
+		float b = r[i], c = x[i];
+
+		*nonzero += b != 0;
+		*flattened += b != 0 && c == 0;
+		r[i] = (b - c) * inv;
+	}
 }
 
 /*
@@ -431,13 +479,7 @@ static int op_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
 		bk->flattened += op_zeros(x, n) - z0;
 		return 0;
 	}
-	for (size_t i = 0; i < n; i++) {
-		float a = r[i], q = x[i];
-
-		bk->nonzero += a != 0;
-		bk->flattened += a != 0 && q == 0;
-		r[i] = (a - q) * bk->inv;
-	}
+	op_resid(r, x, n, bk->inv, &bk->nonzero, &bk->flattened);
 	return 0;
 }
 

@@ -153,11 +153,35 @@ def parse_codec(spec: str) -> Tuple[int, int, int]:
     raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
 
 
+PARAM_BOUND, PARAM_BITS = 1, 2      # enum incnn_param_kind
+
+
+def _codec_head(codec_id: int) -> Optional[CodecHead]:
+    """The library's codec table entry (incnn_codec_get), if exported."""
+    try:
+        fn = lib["incnn_codec_get"]     # a private function object
+    except AttributeError:
+        return None
+    fn.restype = ctypes.POINTER(CodecHead)
+    fn.argtypes = [ctypes.c_uint]
+    c = fn(codec_id)
+    return c.contents if c else None
+
+
 def codec_label(codec_id: int, param: int) -> str:
-    """The inverse of parse_codec for what incnn_comm_codec() reports."""
+    """The inverse of parse_codec for what incnn_comm_codec() reports,
+    from the library's codec table (any codec it has)."""
     name = CODEC_NAMES.get(codec_id)
     if not codec_id:
         return "none"
+    head = _codec_head(codec_id)
+    if head is not None and head.name:
+        name = head.name.decode()
+        if head.param.kind == PARAM_BOUND:
+            return f"{name}:2^-{param}"
+        if head.param.kind == PARAM_BITS:
+            return f"{name}:{param}"
+        return name
     if name in BOUND_CODECS:
         return f"{name}:2^-{param}"
     if name == "trunc":
@@ -305,10 +329,16 @@ def _bind_bucket(lib: ctypes.CDLL) -> bool:
         "incnn_comm_bucket_forget": (ctypes.c_int, [p, ctypes.c_uint64]),
         "incnn_comm_bucket_stats": (None, [p, ctypes.POINTER(BucketStats)]),
     }
+    return _bind_all(lib, sigs)
+
+
+def _bind_all(lib: ctypes.CDLL, sigs: dict) -> bool:
+    """Bind every function of @sigs (name: (restype, argtypes)); False,
+    binding none, when the library lacks one."""
+    if any(getattr(lib, name, None) is None for name in sigs):
+        return False
     for name, (res, args) in sigs.items():
-        fn = getattr(lib, name, None)
-        if fn is None:
-            return False
+        fn = getattr(lib, name)
         fn.restype = res
         fn.argtypes = args
     return True
@@ -491,13 +521,7 @@ def _bind_layers(lib: ctypes.CDLL) -> bool:
         "incnn_comm_wire_bytes": (ctypes.c_uint64, [p]),
         "incnn_comm_method": (ctypes.c_int, [p]),
     }
-    for name, (res, args) in sigs.items():
-        fn = getattr(lib, name, None)
-        if fn is None:
-            return False
-        fn.restype = res
-        fn.argtypes = args
-    return True
+    return _bind_all(lib, sigs)
 
 
 HAVE_LAYERS = _bind_layers(lib)

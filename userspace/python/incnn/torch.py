@@ -31,7 +31,10 @@ Where the division by the world size N happens (State(divide=...)):
       values would be flattened to zero. The C trainer (incnn-train)
       sums, then divides, for the same reason. The division is
       deterministic, so the replicas stay bit-identical.
-  "auto": the rule above, from the codec the ranks agreed on.
+  "auto": the rule above, from the codec the ranks agreed on; but with
+      scale="auto" (the default) "before": the bound is then relative
+      to the bucket's magnitude, so the division does not bring values
+      closer to it, and it is fused into the ring's first pass.
 
 Scale-relative bounds and error feedback (State(scale=..., error_feedback=...),
 docs/training.md): the hook sends each DDP bucket through
@@ -213,8 +216,11 @@ class State(FifoWorker):
         self._flat_msg: Optional[str] = None
         self._flat_warned = False
         self.wire_codec = _lib.codec_label(*self._comm.codec())
+        # with scale "auto" the bound follows the magnitude: dividing
+        # first costs no accuracy and saves the pass of div_ afterwards
         self.divide_after = divide == "after" or (
-            divide == "auto" and _lossy(self._comm.codec()[0]))
+            divide == "auto" and _lossy(self._comm.codec()[0]) and
+            scale == "off")
         self._warned: set = set()
         self._worker_start(self._run, f"incnn-allreduce-{self.rank}")
         _states.add(self)
