@@ -83,6 +83,15 @@ void incnn_flow_anchor(struct incnn_flow *f, const struct incnn_config *cfg,
 		f->anchor = f->sent_end;
 	f->dscp = dscp;
 	f->rule = cfg->rules[dscp];
+	/*
+	 * zebq's values are ebq's, bit for bit: a peer that decodes ebq
+	 * but not zebq gets ebq frames (not merely values quantised in
+	 * place)
+	 */
+	if (f->rule.codec == INCNN_CODEC_ZEBQ &&
+	    (f->peer_codecs & (BIT(INCNN_CODEC_ZEBQ) | BIT(INCNN_CODEC_EBQ))) ==
+	    BIT(INCNN_CODEC_EBQ))
+		f->rule.codec = INCNN_CODEC_EBQ;
 	f->tx_end = 0;
 	f->raw_from = S64_MAX;
 	f->raw_n = 0;

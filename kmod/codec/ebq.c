@@ -17,25 +17,12 @@
  * all payload bytes (little-endian) in value order.
  */
 #include "codec.h"
-#include "fp32.h"
+#include "ebq_value.h"
 #include "simd.h"
 
 #define QUAD		4
 #define QUAD_MAX	(4 * QUAD)	/* payload bytes of four raw values */
 #define SLACK		4	/* a 4-byte load or store at the end */
-
-static inline u32 ebq_tag_value(u32 x, int k, u32 *val)
-{
-	int s = 151 - (int)INCNN_F32_EXP(x) - k;
-	int sc = s > 31 ? 31 : s;
-	u32 m = 0x800000 | INCNN_F32_MANT(x);
-	u32 q = s > 0 ? (m + (1u << ((sc - 1) & 31))) >> (sc & 31) : ~0u;
-	u32 tag = (q != 0) + (q >= 0x80) + (q >= 0x8000);
-	u32 sign = INCNN_F32_SIGN(x);
-
-	*val = tag == 3 ? x : (sign << (tag == 2 ? 15 : 7)) | q;
-	return tag;
-}
 
 /* Encode @cnt (1..4) values; @op has room for QUAD_MAX + SLACK bytes. */
 static unsigned int ebq_enc_quad(const u8 *in, unsigned int cnt, int k,
@@ -45,8 +32,8 @@ static unsigned int ebq_enc_quad(const u8 *in, unsigned int cnt, int k,
 	u32 tags = 0, lo, hi, n1, n2, n3;
 
 	for (i = 0; i < cnt; i++) {
-		u32 v, tag = ebq_tag_value(get_unaligned_le32(in + 4 * i), k,
-					   &v);
+		u32 v, tag = incnn_ebq_tag_value(get_unaligned_le32(in + 4 * i),
+						 k, &v);
 
 		put_unaligned_le32(v, op + pos);
 		pos += INCNN_TAG_BYTES(tag);
@@ -117,13 +104,9 @@ static void ebq_dec_quad(const u8 *ip, u32 tags, unsigned int cnt, int k,
 
 	for (i = 0; i < cnt; i++) {
 		u32 tag = (tags >> (2 * i)) & 3;
-		u32 r = get_unaligned_le32(ip);
-		/* magnitude bits: 7 (tag 01) or 15 (tag 10); tag 00: none */
-		u32 f = tag == 2 ? 15 : 7;
-		u32 q = r & ((1u << f) - 1) & (tag ? ~0u : 0);
-		u32 v = incnn_fx_to_f32((r >> f) & 1, q, 1 - k);
 
-		put_unaligned_le32(tag == 3 ? r : v, out + 4 * i);
+		put_unaligned_le32(incnn_ebq_value(tag, get_unaligned_le32(ip),
+						   k), out + 4 * i);
 		ip += INCNN_TAG_BYTES(tag);
 	}
 }

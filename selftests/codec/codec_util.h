@@ -6,6 +6,7 @@
 #define INCNN_TEST_CODEC_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -69,6 +70,25 @@ static inline int dec_floats(const struct incnn_codec *c, uint8_t param,
 	r = c->decode(param, copy, len, (uint8_t *)out, 4 * n);
 	free(copy);
 	return r;
+}
+
+/* Encode @n values and compare the body with @expect. */
+static inline int body_is(const struct incnn_codec *c, uint8_t param,
+		   const uint32_t *in, size_t n, const uint8_t *expect,
+		   size_t expect_len)
+{
+	uint8_t *body;
+	ssize_t r = enc_floats(c, param, in, n, &body, NULL);
+	int ok = r == (ssize_t)expect_len && !memcmp(body, expect, r);
+
+	if (!ok) {
+		fprintf(stderr, "# body (%zd):", r);
+		for (ssize_t i = 0; i < r; i++)
+			fprintf(stderr, " %02x", body[i]);
+		fprintf(stderr, "\n");
+	}
+	free(body);
+	return ok;
 }
 
 static inline void gen_bits(struct incnn_rng *r, enum incnn_dist d,

@@ -24,25 +24,6 @@ static FIXTURE_TEARDOWN(rnd)
 static const struct incnn_codec *inc = &incnn_codec_inceptionn;
 static const struct incnn_codec *ebq = &incnn_codec_ebq;
 
-/* Encode @n values and compare the body with @expect. */
-static int body_is(const struct incnn_codec *c, uint8_t param,
-		   const uint32_t *in, size_t n, const uint8_t *expect,
-		   size_t expect_len)
-{
-	uint8_t *body;
-	ssize_t r = enc_floats(c, param, in, n, &body, NULL);
-	int ok = r == (ssize_t)expect_len && !memcmp(body, expect, r);
-
-	if (!ok) {
-		fprintf(stderr, "# body (%zd):", r);
-		for (ssize_t i = 0; i < r; i++)
-			fprintf(stderr, " %02x", body[i]);
-		fprintf(stderr, "\n");
-	}
-	free(body);
-	return ok;
-}
-
 /* Round trip of one value. */
 static uint32_t rt1(const struct incnn_codec *c, uint8_t param, uint32_t x)
 {

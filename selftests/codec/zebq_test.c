@@ -28,23 +28,6 @@ static const struct incnn_codec *ebq = &incnn_codec_ebq;
 #define N_MAX	4096
 #define CEIL(a, b)	(((a) + (b) - 1) / (b))
 
-static int body_is(uint8_t k, const uint32_t *in, size_t n,
-		   const uint8_t *expect, size_t expect_len)
-{
-	uint8_t *body;
-	ssize_t r = enc_floats(zq, k, in, n, &body, NULL);
-	int ok = r == (ssize_t)expect_len && !memcmp(body, expect, r);
-
-	if (!ok) {
-		fprintf(stderr, "# body (%zd):", r);
-		for (ssize_t i = 0; i < r; i++)
-			fprintf(stderr, " %02x", body[i]);
-		fprintf(stderr, "\n");
-	}
-	free(body);
-	return ok;
-}
-
 /*
  * k = 8 (step 2^-7, zero below 2^-8), 20 values, groups of 8, 8 and 4:
  * group 0: all |x| < 2^-8                      no flag
@@ -76,10 +59,10 @@ TEST(vectors_k8)
 	uint32_t half = 0x3b800000, under = 0x3b7fffff;
 
 	/* 2^-8 rounds half up to q = 1; just under it is a zero group */
-	EXPECT_TRUE(body_is(8, &half, 1, one, sizeof(one)));
-	EXPECT_TRUE(body_is(8, &under, 1, none, sizeof(none)));
+	EXPECT_TRUE(body_is(zq, 8, &half, 1, one, sizeof(one)));
+	EXPECT_TRUE(body_is(zq, 8, &under, 1, none, sizeof(none)));
 
-	EXPECT_TRUE(body_is(8, vec_in, 20, vec_body, sizeof(vec_body)));
+	EXPECT_TRUE(body_is(zq, 8, vec_in, 20, vec_body, sizeof(vec_body)));
 	ASSERT_EQ(0, dec_floats(zq, 8, vec_body, sizeof(vec_body), out, 20));
 	for (int i = 0; i < 20; i++) {
 		uint32_t want = i == 9 || i == 10 || i == 11 || i == 15 ||
@@ -89,11 +72,11 @@ TEST(vectors_k8)
 	}
 	/* 65 zeros (-0.0 too): two flag bytes, nothing else */
 	zeros[64] = 0x80000000;
-	EXPECT_TRUE(body_is(8, zeros, 65, zbody, sizeof(zbody)));
+	EXPECT_TRUE(body_is(zq, 8, zeros, 65, zbody, sizeof(zbody)));
 	ASSERT_EQ(0, dec_floats(zq, 8, zbody, sizeof(zbody), z, 65));
 	EXPECT_EQ(0u, z[64]);
 	/* nothing at all for no values */
-	EXPECT_TRUE(body_is(8, zeros, 0, zbody, 0));
+	EXPECT_TRUE(body_is(zq, 8, zeros, 0, zbody, 0));
 }
 
 /* Non-canonical and inconsistent bodies are rejected. */
@@ -116,7 +99,7 @@ TEST(rejects)
 		static const uint8_t ok[] = { 0x02, 0x01, 0x01 };
 		static const uint8_t bad[] = { 0x02, 0x41, 0x01 };
 
-		EXPECT_TRUE(body_is(8, in11, 11, ok, sizeof(ok)));
+		EXPECT_TRUE(body_is(zq, 8, in11, 11, ok, sizeof(ok)));
 		EXPECT_EQ(0, dec_floats(zq, 8, ok, sizeof(ok), out, 11));
 		EXPECT_EQ(-EBADMSG, dec_floats(zq, 8, bad, sizeof(bad), out,
 					       11));

@@ -25,7 +25,7 @@ TESTS=(codecs.sh passthrough.sh offload.sh netem.sh nat.sh iperf3.sh
 	malformed.sh stats.sh flowstate.sh lifecycle.sh cluster.sh
 	inband.sh handshake.sh window.sh xmit.sh hybrid.sh
 	unload.sh bigstream.sh vrf.sh fragments.sh defaults.sh spray.sh
-	torch.sh methods.sh lgc.sh)
+	torch.sh methods.sh lgc.sh zebq.sh)
 [ $# -eq 0 ] || TESTS=("$@")
 
 # The runner wants BASE_DIR/kselftest/ (its helpers) and the test
