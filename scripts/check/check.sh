@@ -156,6 +156,12 @@ note "make seeds' report generator (fixed sample input, exact table lines)"
 grep -E '^(not )?ok ' "$logs/seeds-report.log" | sed 's/^/   /'
 count_ktap "$logs/seeds-report.log"
 
+note "make demo's time-to-accuracy table (fixed tta.json, exact table lines)"
+/usr/bin/python3 "$src/selftests/demo/test_tta_table.py" \
+	>"$logs/tta-table.log" 2>&1
+grep -E '^(not )?ok ' "$logs/tta-table.log" | sed 's/^/   /'
+count_ktap "$logs/tta-table.log"
+
 note "documentation links (every relative link and #anchor of the tracked *.md)"
 /usr/bin/python3 "$src/selftests/docs/test_links.py" >"$logs/links-test.log" 2>&1
 grep -E '^(not )?ok ' "$logs/links-test.log" | sed 's/^/   /'

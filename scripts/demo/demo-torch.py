@@ -1,20 +1,28 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-"""make demo's PyTorch section: DDP with PyTorch's own hooks and incnn's.
+"""make demo's PyTorch section: DDP with PyTorch's own hooks and incnn's,
+side by side, and their time to a target accuracy.
 
     python3 -m incnn.launch --nproc-per-node 4 scripts/demo/demo-torch.py \\
         train OUTDIR DATA CODEC_TOOL [STEPS]
-    python3 scripts/demo/demo-torch.py report OUTDIR
+    python3 scripts/demo/demo-torch.py report OUTDIR [VMOUT]
+    python3 scripts/demo/demo-torch.py tta-note OUTDIR
 
 train: every rank trains each model (a torchvision-style CNN, the paper's
-HDC MLP 784-500-500-500-500-10; INCNN_TORCH_MODELS: a comma list of
-MODELS, default all) for STEPS steps (default 150, batch 32
-per rank, SGD lr 0.05 momentum 0.9, same seed) under each configuration
+HDC MLP 784-500-500-500-500-10, a wide MLP 784-2048-2048-10 of 5.8 M
+parameters; INCNN_TORCH_MODELS: a comma list of MODELS, default all) for
+STEPS steps (default 80, BATCH 32 digits per rank, MODEL_BATCH for the
+wide MLP, SGD lr 0.05 momentum 0.9, same seed) under each configuration
 (CONFIGS below; INCNN_TORCH_CONFIGS: a comma list of names from CONFIGS
-and EXTRA_CONFIGS). Rank 0 appends one JSON object per run to
-OUTDIR/torch.jsonl and prints a progress line with an ETA. DATA is
-incnn-train's MNIST file (scripts/demo/mnist-fetch.sh); when it is missing the
-runs use a synthetic set and say so in every row ("data").
+and EXTRA_CONFIGS; a configuration this build of incnn.torch cannot run,
+a State option or codec it lacks, is skipped with a line saying why).
+Every INCNN_TORCH_EVAL_EVERY steps (EVAL_EVERY) and after the last, the
+replicas' test accuracy on every EVAL_STRIDE-th test digit, each rank
+scoring a quarter (not timed): the row's "curve". Rank 0 appends one
+JSON object per run to OUTDIR/torch.jsonl and prints a progress line with
+an ETA. DATA is incnn-train's MNIST file (scripts/demo/mnist-fetch.sh);
+when it is missing the runs use a synthetic set and say so in every row
+("data").
 
 What is measured, per run (the first WARMUP steps are not timed; they
 include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
@@ -22,14 +30,16 @@ include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
   comm_share      the time at least one bucket's communication is in
                   flight (the hook called .. its future completed, the
                   union of those intervals) over the iteration time
-  payload_bytes_per_iter   what the hook hands to its allreduce(s) per
-                  iteration: every torch.distributed.all_reduce call is
-                  counted (fp32 buckets, fp16 buckets, PowerSGD's P, Q and
-                  uncompressed tensors); for incnn, the fp32 bucket bytes
-                  times the codec's measured ratio (below)
-  wire_bytes_per_iter      bytes each rank sends per iteration under a
-                  ring allreduce (gloo's and incnn's): 2 (N-1)/N times
-                  the payload; TCP/IP headers not counted
+  wire_bytes_per_iter      bytes each rank sends per timed iteration:
+                  under PyTorch's hooks 2 (N-1)/N times what they hand
+                  to torch.distributed.all_reduce (every call counted:
+                  fp32 buckets, fp16 buckets, PowerSGD's P, Q and
+                  uncompressed tensors), a ring allreduce's share; under
+                  incnn's the library's count (incnn_comm_wire_bytes),
+                  times the codec's measured ratio (below) for the
+                  emulated codecs; LGC: the fp32 ring bytes over its
+                  whole-run rate (LGCState.stats()); TCP/IP headers not
+                  counted. payload_bytes_per_iter: N / (2 (N-1)) of it
   codec_ratio     incnn codecs: out_bytes / in_bytes of `incnn-codec
                   encode --chunk 1448` (one 1500-MTU TCP segment per
                   chunk, as the module encodes per segment) over the
@@ -37,7 +47,9 @@ include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
                   they go on the wire first (the gradient; divided by
                   N for the "-before" configurations); the ring's partial
                   sums are not sampled
-  test_accuracy   rank 0's model on the 2,000 test digits after STEPS
+  curve           [step, training seconds so far, wire bytes so far,
+                  test accuracy] at each evaluation
+  test_accuracy   the last point's
 
 vm: the VM part (scripts/demo/demo-torch-vm.sh, one rank per host of the
 rate-limited cluster): the HDC MLP, default allreduce then incnn.torch
@@ -47,13 +59,19 @@ OUTDIR/torch-vm.jsonl.
 
 report: torch.json (a list of the objects, "where": "host", and the VM
 part's from VMOUT/torch-vm.jsonl, "where": "vm"), torch.md (the
-Markdown section) and the plot's data torch-plot.dat in OUTDIR.
+Markdown section) and the plot's data torch-plot.dat in OUTDIR; with
+the default configuration's curves, time to accuracy (tta): tta.json
+(issue 19's keys, see tta()), tta-curves.json, tta-plot.txt and
+tta-MODEL.dat (scripts/demo/tta-plot.sh draws and tabulates them).
+tta-note: the paragraph saying how the tta table was measured.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -64,36 +82,130 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 BATCH = 32
 WARMUP = 10
 SAMPLES = 4
-# name, kind, argument (see make_hook)
+EVAL_EVERY = 10
+EVAL_STRIDE = 2     # the test digits scored along the way: every 2nd (1,000)
+# digits per rank and step where not BATCH: the wide MLP's compute is
+# kept small so that its communication weighs more
+MODEL_BATCH = {"mlp-wide": 8}
+# the configurations a model runs by default where not all of CONFIGS
+# (INCNN_TORCH_CONFIGS runs what it names on every model): the wide MLP's
+# steps cost the most, so it runs PyTorch's hooks and incnn's best only
+MODEL_CONFIGS = {"mlp-wide": ["default", "fp16", "powersgd-r1",
+                              "powersgd-r4", "incnn-ebq-2^-10",
+                              "incnn-ebq-2^-8-scale-ef", "incnn-zebq-2^-10",
+                              "incnn-zebq-2^-4-scale-ef"]}
+TARGET_MARGIN = 0.5     # pp under the default's final accuracy
+SCALE_EXP_MAX = 64      # INCNN_SCALE_EXP_MAX (collective.h)
+# name, kind, argument (see make_hook). incnn's names: incnn-CODEC-BOUND,
+# then "-scale" for State(scale="auto") and "-ef" for
+# State(error_feedback=True) (incnn_options); the seeds' rows run
+# incnn.torch's existing hooks (scripts/seeds/seeds-torch.py's make_hook).
 CONFIGS: List[Tuple[str, str, Any]] = [
     ("default", "default", None),
     ("fp16", "fp16", None),
-    ("powersgd-1", "powersgd", 1),
-    ("powersgd-4", "powersgd", 4),
-    ("incnn-none", "incnn", "none"),
-    ("incnn-ebq-10", "incnn", "ebq:2^-10"),
-    ("incnn-inceptionn-10", "incnn", "inceptionn:2^-10"),
+    ("powersgd-r1", "powersgd", 1),
+    ("powersgd-r4", "powersgd", 4),
+    ("incnn-ebq-2^-10", "incnn", "ebq:2^-10"),
+    ("incnn-ebq-2^-8-scale-ef", "incnn", "ebq:2^-8"),
+    ("incnn-inceptionn-2^-10", "incnn", "inceptionn:2^-10"),
+    ("incnn-inceptionn-2^-10-scale-ef", "incnn", "inceptionn:2^-10"),
+    ("incnn-zebq-2^-10", "incnn", "zebq:2^-10"),
+    # 2^-4: on the HDC MLP (80 steps, 2026-11-26) zebq with scale and
+    # error feedback sent 7.7x fewer bytes at 2^-6, 32x at 2^-4 and 72x at
+    # 2^-3, where it no longer learned (11.8 %)
+    ("incnn-zebq-2^-4-scale-ef", "incnn", "zebq:2^-4"),
+    ("incnn-thc-ring", "thc", None),
+    ("incnn-gradiveq", "gradiveq", None),
+    ("incnn-lgc", "lgc", None),
 ]
-# not in the demo: the hook dividing by N before the sum with a lossy
-# codec (State(divide="before"), what it did before the rule; README)
+# not in the demo: incnn with no codec; the hook dividing by N before the
+# sum with a lossy codec (State(divide="before"), what it did before the
+# rule; README); scale or error feedback alone
 EXTRA_CONFIGS: List[Tuple[str, str, Any]] = [
-    ("incnn-ebq-10-before", "incnn-before", "ebq:2^-10"),
-    ("incnn-inceptionn-10-before", "incnn-before", "inceptionn:2^-10"),
+    ("incnn-none", "incnn", "none"),
+    ("incnn-ebq-2^-10-before", "incnn-before", "ebq:2^-10"),
+    ("incnn-inceptionn-2^-10-before", "incnn-before", "inceptionn:2^-10"),
+    ("incnn-ebq-2^-8-scale", "incnn", "ebq:2^-8"),
+    ("incnn-ebq-2^-8-ef", "incnn", "ebq:2^-8"),
+    ("incnn-ebq-2^-10-scale-ef", "incnn", "ebq:2^-10"),
+    ("incnn-inceptionn-2^-8-scale-ef", "incnn", "inceptionn:2^-8"),
+    ("incnn-zebq-2^-10-scale-ef", "incnn", "zebq:2^-10"),
 ]
+# the names of earlier versions of this script (README's commands)
+ALIASES = {"powersgd-1": "powersgd-r1", "powersgd-4": "powersgd-r4",
+           "incnn-ebq-10": "incnn-ebq-2^-10",
+           "incnn-inceptionn-10": "incnn-inceptionn-2^-10",
+           "incnn-ebq-10-before": "incnn-ebq-2^-10-before",
+           "incnn-inceptionn-10-before": "incnn-inceptionn-2^-10-before"}
 LABELS = {
     "default": "DDP default (gloo allreduce)",
     "fp16": "fp16_compress_hook",
-    "powersgd-1": "PowerSGD rank 1",
-    "powersgd-4": "PowerSGD rank 4",
+    "powersgd-r1": "PowerSGD rank 1",
+    "powersgd-r4": "PowerSGD rank 4",
     "incnn-none": "incnn, no codec",
-    "incnn-ebq-10": "incnn ebq 2^-10",
-    "incnn-inceptionn-10": "incnn inceptionn 2^-10",
     "incnn-auto": "incnn, codec auto (the module's rule)",
-    "incnn-ebq-10-before": "incnn ebq 2^-10, divided before the sum",
-    "incnn-inceptionn-10-before":
-        "incnn inceptionn 2^-10, divided before the sum",
+    "incnn-thc-ring": "incnn THC (ring)",
+    "incnn-gradiveq": "incnn GradiVeQ",
+    "incnn-lgc": "incnn LGC",
 }
-MODELS = ["cnn", "hdc-mlp"]
+
+
+INCNN_NAME = re.compile(r"incnn-([a-z0-9]+)-(2\^-[0-9]+)((?:-[a-z]+)*)$")
+OPTION_WORDS = {"scale": "scale auto", "ef": "error feedback",
+                "before": "divided before the sum"}
+
+
+def label(name: str) -> str:
+    """The table's words for configuration @name."""
+    m = INCNN_NAME.match(name)
+    if name in LABELS or not m:
+        return LABELS.get(name, name)
+    more = [OPTION_WORDS.get(w, w) for w in m.group(3).split("-")[1:]]
+    return f"incnn {m.group(1)} {m.group(2)}" + \
+        (", " + ", ".join(more) if more else "")
+
+
+def incnn_options(name: str) -> Dict[str, Any]:
+    """State keyword arguments of incnn configuration @name: scale and
+    error feedback as the name says, and said off where this
+    incnn.torch has them (they are on by default there)."""
+    import inspect
+    import incnn.torch as it
+    m = INCNN_NAME.match(name)
+    words = m.group(3).split("-")[1:] if m else []
+    have = inspect.signature(it.State.__init__).parameters
+    kw: Dict[str, Any] = {}
+    if "scale" in words or "scale" in have:
+        kw["scale"] = "auto" if "scale" in words else "off"
+    if "ef" in words or "error_feedback" in have:
+        kw["error_feedback"] = "ef" in words
+    return kw
+
+
+def missing(cfg: Tuple[str, str, Any]) -> Optional[str]:
+    """Why configuration @cfg cannot run with this build of incnn.torch
+    (a State option or a codec not there yet), or None."""
+    import inspect
+    import incnn.torch as it
+    from incnn import _lib
+    name, kind, arg = cfg
+    if not kind.startswith("incnn"):
+        return None
+    have = inspect.signature(it.State.__init__).parameters
+    for opt in incnn_options(name):
+        if opt not in have:
+            return f"incnn.torch.State has no {opt}= option"
+    if kind == "incnn-auto":
+        m = INCNN_NAME.match(name)
+        arg = f"{m.group(1)}:{m.group(2)}" if m else "auto"
+    try:
+        _lib.parse_codec(arg)
+    except ValueError:
+        return f"codec {arg.split(':')[0]} unknown to this libincnn"
+    return None
+
+
+MODELS = ["cnn", "hdc-mlp", "mlp-wide"]
 
 
 def selected(names: str, known: List[Any], what: str) -> List[Any]:
@@ -102,11 +214,17 @@ def selected(names: str, known: List[Any], what: str) -> List[Any]:
     if not names:
         return list(known)
     by = {(k[0] if isinstance(k, tuple) else k): k for k in known}
-    bad = [n for n in names.split(",") if n not in by]
+    want = [ALIASES.get(n, n) for n in names.split(",")]
+    for n in want:      # any incnn-CODEC-2^-K[-scale][-ef] on the host
+        m = INCNN_NAME.match(n)
+        if n not in by and m and known is not VM_CONFIGS and \
+                set(m.group(3).split("-")[1:]) <= {"scale", "ef"}:
+            by[n] = (n, "incnn", f"{m.group(1)}:{m.group(2)}")
+    bad = [n for n in want if n not in by]
     if bad:
         raise SystemExit(f"demo-torch: unknown {what} {', '.join(bad)}; "
                          f"known: {', '.join(by)}")
-    return [by[n] for n in names.split(",")]
+    return [by[n] for n in want]
 
 
 # --- data ---------------------------------------------------------------
@@ -143,6 +261,10 @@ def make_model(name: str) -> Any:
             nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Conv2d(32, 64, 3), nn.ReLU(),
             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(9216, 128), nn.ReLU(),
             nn.Linear(128, 10))
+    if name == "mlp-wide":  # 5.8 M parameters, little compute for them
+        return nn.Sequential(
+            nn.Flatten(), nn.Linear(784, 2048), nn.ReLU(),
+            nn.Linear(2048, 2048), nn.ReLU(), nn.Linear(2048, 10))
     layers: List[Any] = [nn.Flatten()]
     width = [784, 500, 500, 500, 500]
     for a, b in zip(width, width[1:]):
@@ -185,35 +307,82 @@ def count_all_reduce() -> None:
     def counted(tensor: Any, *a: Any, **kw: Any) -> Any:
         METER.payload += tensor.numel() * tensor.element_size()
         return orig(tensor, *a, **kw)
+    counted.uncounted = orig    # type: ignore[attr-defined]
     dist.all_reduce = counted
 
 
+def scale_exp(m: float, e: int) -> int:
+    """incnn's scale rule (collective.h, incnn_allreduce_bucket): the e
+    that puts @m, the largest |value| of a key's previous result, in
+    [0.5, 1), clamped to +-SCALE_EXP_MAX; @e (the previous one) when @m
+    is 0."""
+    if m == 0 or not math.isfinite(m):
+        return e
+    return max(-SCALE_EXP_MAX, min(SCALE_EXP_MAX, -math.frexp(m)[1]))
+
+
 def timed(hook: Callable, world: int, sample: bool,
-          serial: bool = False) -> Callable:
+          serial: bool = False, wire: Optional[Tuple[int, bool]] = None
+          ) -> Callable:
     """@hook, timed; with @sample, rank 0 keeps copies of what goes on
-    the wire first: the bucket divided by @world (1: as it is)."""
+    the wire first: the bucket divided by @world (1: as it is). With
+    @wire = (multiplier, scaled) instead, it keeps what the all-gather
+    leg of the ring carries, exactly: the result (the owner's quantised
+    sum) times the multiplier (the world size when the hook divides after
+    the sum) and, when scaled, times 2^e of incnn's scale rule (e from
+    the bucket's previous result, tracked here)."""
+    prev: Dict[int, Tuple[float, int]] = {}     # bucket: max, e
+
     def wrapper(state, bucket):     # type: ignore[no-untyped-def]
         # (no annotations: DDP insists on its own ones when present)
         t0 = time.perf_counter()
         buf = bucket.buffer()
         METER.fp32_bucket_bytes += buf.numel() * buf.element_size()
-        if sample and METER.sample_now:
+        if sample and METER.sample_now and wire is None:
             METER.samples.append(buf.detach().clone() / world)
+        keep = sample and METER.sample_now and wire is not None
         fut = hook(state, bucket)
         if serial:      # see make_hook
             fut.wait()
 
         def done(f: Any) -> Any:
             METER.intervals.append((t0, time.perf_counter()))
-            return f.value()
+            v = f.value()
+            if wire is None or not sample:
+                return v
+            i = bucket.index()
+            m_prev, e_prev = prev.get(i, (0.0, 0))
+            e = scale_exp(m_prev, e_prev) if wire[1] else 0
+            if keep:
+                METER.samples.append(v.detach() * (wire[0] * 2.0 ** e))
+            if wire[1]:
+                prev[i] = (float(v.detach().abs().max()) * wire[0], e)
+            return v
         return fut.then(done)
+    wrapper.scale_state = prev      # type: ignore[attr-defined]
     return wrapper
 
 
-def make_hook(kind: str, arg: Any, warmup: int, port: int,
+def seeds_torch() -> Any:
+    """scripts/seeds/seeds-torch.py as a module (its name has a dash)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "seeds", "seeds-torch.py")
+    spec = importlib.util.spec_from_file_location("seeds_torch", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def make_hook(cfg: Tuple[str, str, Any], model: Any, warmup: int, port: int,
               world: int) -> Tuple[Any, Callable, Any]:
+    """(DDP hook state, hook, the incnn state whose library counts the
+    bytes sent or None)"""
     from torch.distributed.algorithms.ddp_comm_hooks import (
         default_hooks as dh, powerSGD_hook as ps)
+    name, kind, arg = cfg
     if kind == "default":   # what DDP runs without a hook, as a hook
         return None, timed(dh.allreduce_hook, world, False), None
     if kind == "fp16":
@@ -228,14 +397,21 @@ def make_hook(kind: str, arg: Any, warmup: int, port: int,
         # reach gloo in a different order on different ranks (gloo
         # aborts: "op.preamble.length <= op.nbytes")
         return st, timed(ps.powerSGD_hook, world, False, True), None
+    if kind in ("thc", "gradiveq", "lgc"):
+        return seeds_torch().make_hook(sys.modules[__name__], name, kind,
+                                       arg, model, port, world)
     import incnn.torch as it
     if kind == "incnn-auto":    # the module's rule for ToS arg, marked
-        st = it.State(codec="auto", port=port, timeout=300, tos=arg)
+        st = it.State(codec="auto", port=port, timeout=300, tos=arg,
+                      **incnn_options(name))
         return st, timed(it.allreduce_hook, world, False), st
+    opts = incnn_options(name)
     st = it.State(codec=arg, port=port, timeout=120, tos=0,
-                  divide="before" if kind == "incnn-before" else "auto")
-    return st, timed(it.allreduce_hook, 1 if st.divide_after else world,
-                     arg != "none"), st
+                  divide="before" if kind == "incnn-before" else "auto",
+                  **opts)
+    return st, timed(it.allreduce_hook, world, arg != "none",
+                     wire=(world if st.divide_after else 1,
+                           opts.get("scale") == "auto")), st
 
 
 def codec_ratio(tool: str, codec: str, samples: List[Any]) -> float:
@@ -267,88 +443,214 @@ def tx_bytes(dev: str = "eth0") -> int:
     raise RuntimeError(f"no device {dev} in /proc/net/dev")
 
 
+def comm_wire_bytes(inc: Any) -> int:
+    """Bytes @inc's library sent on its data connections (fp32 for the
+    emulated codecs: the module would compress them on the wire)."""
+    import ctypes
+    from incnn import _lib
+    comm = getattr(inc, "_comm", None) or inc.state._comm
+    fn = _lib.lib.incnn_comm_wire_bytes
+    fn.restype, fn.argtypes = ctypes.c_uint64, [ctypes.c_void_p]
+    return int(fn(comm._handle()))
+
+
+def evaluate(model: Any, xte: Any, yte: Any) -> float:
+    """Test accuracy of the replicas (identical on every rank), each
+    rank scoring its share of the test set; the counts are summed with
+    the uncounted all_reduce."""
+    import torch
+    import torch.distributed as dist
+    rank, world = dist.get_rank(), dist.get_world_size()
+    n = xte.shape[0]
+    lo, hi = n * rank // world, n * (rank + 1) // world
+    with torch.no_grad():
+        model.eval()
+        right = (model(xte[lo:hi]).argmax(1) == yte[lo:hi]).sum()
+        model.train()
+    t = torch.tensor([float(right)], dtype=torch.float64)
+    getattr(dist.all_reduce, "uncounted", dist.all_reduce)(t)
+    return t.item() / n
+
+
+class Run:
+    """One model under one configuration on every rank: the training loop
+    and what it measures (see the module doc)."""
+
+    def __init__(self, model_name: str, cfg: Tuple[str, str, Any],
+                 warmup: int, port: int) -> None:
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.model_name, self.cfg, self.warmup = model_name, cfg, warmup
+        model = make_model(model_name)
+        self.ddp = DDP(model)
+        self.state, self.hook, self.inc = make_hook(cfg, model, warmup,
+                                                    port, self.world)
+        self.ddp.register_comm_hook(self.state, self.hook)
+        # LGC's DGC momentum correction replaces the optimizer's
+        self.opt = torch.optim.SGD(
+            self.ddp.parameters(), lr=0.05,
+            momentum=0.0 if cfg[1] == "lgc" else 0.9)
+        self.iter_s = self.busy = self.all_s = 0.0
+        self.payload = self.fp32b = self.payload_all = 0
+        self.curve: List[List[float]] = []  # step, seconds, raw bytes, acc
+        self.wire0 = self.wire_timed0 = self.sent()
+        self.loss = 0.0
+
+    def sent(self) -> int:
+        """Bytes sent so far: the library's count, or the all_reduce
+        payload in a ring (2 (N-1)/N of it)."""
+        if self.inc is not None:
+            return comm_wire_bytes(self.inc)
+        return round(self.payload_all * 2 * (self.world - 1) / self.world)
+
+    def step(self, step: int, x: Any, y: Any, sample_every: int) -> None:
+        import torch.nn.functional as F
+        METER.reset()
+        METER.sample_now = self.rank == 0 and step >= self.warmup and \
+            (step - self.warmup) % sample_every == 0 and \
+            len(METER.samples) < 64
+        if step == self.warmup:
+            self.wire_timed0 = self.sent()
+        t0 = time.perf_counter()
+        loss = F.cross_entropy(self.ddp(x), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        dt = time.perf_counter() - t0
+        self.all_s += dt
+        self.payload_all += METER.payload
+        self.loss = float(loss)
+        if step >= self.warmup:
+            self.iter_s += dt
+            self.busy += METER.in_flight()
+            self.payload += METER.payload
+            self.fp32b += METER.fp32_bucket_bytes
+
+    def point(self, step: int, xte: Any, yte: Any) -> None:
+        """A point of the accuracy curve after @step steps."""
+        acc = evaluate(self.ddp.module, xte, yte)
+        self.curve.append([step, round(self.all_s, 4),
+                           self.sent() - self.wire0, round(acc, 4)])
+
+
+def scale_check(r: "Run") -> Optional[bool]:
+    """Whether the scale exponents this script predicts for the buckets'
+    next calls (scale_exp, from what it saw) are the library's
+    (bucket_info's next_exp); None where nothing was predicted."""
+    prev = getattr(r.hook, "scale_state", None)
+    layouts = getattr(r.state, "_layouts", None)
+    if not prev or layouts is None:
+        return None
+    for idx, (_, key) in layouts.items():
+        info = r.state._comm.bucket_info(key)
+        if info is not None and idx in prev and \
+                info.next_exp != scale_exp(*prev[idx]):
+            return False
+    return True
+
+
 def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         steps: int, port: int, tool: str,
         tx: Optional[Callable[[], int]] = None,
-        warmup: int = WARMUP, batch: int = BATCH, evaluate: bool = True
+        warmup: int = WARMUP, batch: int = BATCH, evaluate_every: int = 0
         ) -> Optional[Dict[str, Any]]:
+    """Train; with @evaluate_every, the test accuracy on every
+    EVAL_STRIDE-th test digit every so many steps and after the last (not
+    timed). Rank 0's results, None elsewhere."""
     import torch
     import torch.distributed as dist
-    import torch.nn.functional as F
-    from torch.nn.parallel import DistributedDataParallel as DDP
-    rank, world = dist.get_rank(), dist.get_world_size()
-    xtr, ytr, xte, yte, source = data
-    name, kind, arg = cfg
-    ddp = DDP(make_model(model_name))
-    state, hook, inc = make_hook(kind, arg, warmup, port, world)
-    ddp.register_comm_hook(state, hook)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    xtr, ytr, xte, yte, _ = data
+    xte, yte = xte[::EVAL_STRIDE], yte[::EVAL_STRIDE]
+    r = Run(model_name, cfg, warmup, port)
     g = torch.Generator().manual_seed(3)
     perm = torch.randperm(xtr.shape[0], generator=g)
-    per_step = batch * world
+    per_step = batch * r.world
     every = max(1, (steps - warmup) // SAMPLES)
     METER.samples = []
-    iter_s, busy, payload, fp32b = 0.0, 0.0, 0, 0
     tx0 = 0
     for step in range(steps):
         if step == warmup and tx is not None:
             tx0 = tx()
         off = (step * per_step) % (xtr.shape[0] - per_step + 1)
-        idx = perm[off + rank * batch: off + (rank + 1) * batch]
-        METER.reset()
-        METER.sample_now = rank == 0 and step >= warmup and \
-            (step - warmup) % every == 0 and len(METER.samples) < 64
-        t0 = time.perf_counter()
-        loss = F.cross_entropy(ddp(xtr[idx]), ytr[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        t1 = time.perf_counter()
-        if step >= warmup:
-            iter_s += t1 - t0
-            busy += METER.in_flight()
-            payload += METER.payload
-            fp32b += METER.fp32_bucket_bytes
-    tx1 = tx() if tx is not None else 0
+        sl = slice(off + r.rank * batch, off + (r.rank + 1) * batch)
+        r.step(step, xtr[perm[sl]], ytr[perm[sl]], every)
+        if evaluate_every and ((step + 1) % evaluate_every == 0 or
+                               step + 1 == steps):
+            r.point(step + 1, xte, yte)
+    tx_mean = None
     if tx is not None:      # every rank's counter: the mean over the ranks
-        d = torch.tensor([float(tx1 - tx0)], dtype=torch.float64)
+        d = torch.tensor([float(tx() - tx0)], dtype=torch.float64)
         dist.all_reduce(d)
-        tx_mean = d.item() / world
-    if inc is not None:
-        wire_codec = inc.wire_codec
-        inc.close()
-    if rank != 0:
+        tx_mean = d.item() / r.world
+    wire_timed, wire_all = r.sent() - r.wire_timed0, r.sent() - r.wire0
+    stats = r.state.stats() if cfg[1] in ("lgc", "gradiveq") else None
+    if cfg[1] == "incnn" and hasattr(r.state, "bucket_stats"):
+        stats = {**r.state.bucket_stats(), "scale_rule_checked":
+                 scale_check(r)}
+    wire_codec = getattr(r.inc, "wire_codec", None)
+    if r.inc is not None:
+        r.state.close()
+    if r.rank != 0:
         return None
-    acc = None
-    if evaluate:    # (the VM skips it: minutes of emulated CPU)
-        with torch.no_grad():
-            model = ddp.module.eval()
-            acc = float((model(xte).argmax(1) == yte).float().mean())
-    timed_steps = steps - warmup
-    incnn = kind in ("incnn", "incnn-before")   # emulated: ratio measured
-    ratio = codec_ratio(tool, arg, METER.samples) if incnn else None
-    if incnn:
-        payload = fp32b * ratio
-    params = sum(p.numel() for p in ddp.parameters())
+    return result(r, data, steps, tool, batch, tx_mean, wire_timed,
+                  wire_all, stats, wire_codec)
+
+
+def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
+           tx_mean: Optional[float], wire_timed: int, wire_all: int,
+           stats: Optional[Dict[str, Any]], wire_codec: Optional[str]
+           ) -> Dict[str, Any]:
+    """Rank 0's row for run @r (see the module doc for the keys)."""
+    name, kind, arg = r.cfg
+    world, timed_steps = r.world, steps - r.warmup
+    params = sum(p.numel() for p in r.ddp.parameters())
+    ring = 2 * (world - 1) / world * 4 * params    # fp32 ring bytes/rank
+    ratio = codec_ratio(tool, arg, METER.samples) \
+        if kind in ("incnn", "incnn-before") else None
+    # bytes per timed iteration and over the whole run (curve: raw bytes
+    # -> bytes): the library's count (times the codec's ratio for the
+    # emulated codecs), LGC's from its own rates (its codes and indices
+    # partly go through gloo)
+    keep = os.environ.get("INCNN_TORCH_SAVE_SAMPLES")
+    if keep and METER.samples:  # what the ratio was measured on, raw f32
+        import torch
+        os.makedirs(keep, exist_ok=True)
+        torch.cat([x.reshape(-1) for x in METER.samples]).numpy().tofile(
+            os.path.join(keep, f"{r.model_name}_{name}.f32"))
+    factor = 1.0 if ratio is None else ratio
+    wire = wire_timed * factor / timed_steps
+    if kind == "lgc" and stats:
+        wire = ring / stats["total"]["rate"]
+    for pt in r.curve:
+        pt[2] = round(wire * pt[0] if kind == "lgc" else pt[2] * factor)
+    total = wire * steps if kind == "lgc" else wire_all * factor
     extra: Dict[str, Any] = {}
-    if tx is not None:
-        extra = {"eth0_tx_bytes_per_iter": round(tx_mean / timed_steps)}
-    if inc is not None:
+    if tx_mean is not None:
+        extra["eth0_tx_bytes_per_iter"] = round(tx_mean / timed_steps)
+    if wire_codec is not None:
         extra["wire_codec"] = wire_codec
+    if stats is not None:
+        extra[f"{kind}_stats"] = stats
+    acc = r.curve[-1][3] if r.curve else None
     return {**extra,
-        "config": name, "label": LABELS[name], "model": model_name,
-        "data": source, "ranks": world, "steps": steps,
+        "config": name, "label": label(name), "model": r.model_name,
+        "data": data[4], "ranks": world, "steps": steps,
         "timed_steps": timed_steps, "batch_per_rank": batch,
         "params": params,
-        "iter_ms": round(iter_s / timed_steps * 1e3, 3),
-        "comm_share": round(busy / iter_s, 4),
-        "fp32_bucket_bytes_per_iter": fp32b // timed_steps,
-        "payload_bytes_per_iter": round(payload / timed_steps),
-        "wire_bytes_per_iter":
-            round(payload / timed_steps * 2 * (world - 1) / world),
+        "iter_ms": round(r.iter_s / timed_steps * 1e3, 3),
+        "comm_share": round(r.busy / r.iter_s, 4),
+        "fp32_bucket_bytes_per_iter": r.fp32b // timed_steps,
+        "payload_bytes_per_iter": round(wire * world / (2 * (world - 1))),
+        "wire_bytes_per_iter": round(wire),
+        "fp32_ring_bytes_per_iter": round(ring),
+        "run_wire_bytes_per_iter": round(total / steps),
+        "run_seconds": round(r.all_s, 3),
         "codec_ratio": None if ratio is None else round(ratio, 5),
-        "test_accuracy": None if acc is None else round(acc, 4),
-        "final_loss": round(float(loss), 4),
+        "test_accuracy": acc,
+        "curve": r.curve,
+        "final_loss": round(r.loss, 4),
     }
 
 
@@ -366,18 +668,32 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
     configs = selected(os.environ.get("INCNN_TORCH_CONFIGS", ""),
                        CONFIGS + EXTRA_CONFIGS, "configuration") \
         if os.environ.get("INCNN_TORCH_CONFIGS") else CONFIGS
-    runs = [(m, c) for m in models for c in configs]
+    k = int(os.environ.get("INCNN_TORCH_EVAL_EVERY", EVAL_EVERY))
+    # the seeds' schedules, scaled to the run (seeds-torch.py reads them)
+    for var, v in (("LGC_T1", steps // 15), ("LGC_T2", steps // 5),
+                   ("GVQ_TORCH_WARMUP", steps // 10),
+                   ("GVQ_TORCH_TS", steps // 10)):
+        os.environ.setdefault(f"INCNN_SEEDS_{var}", str(max(1, v)))
+    skip = {c[0]: missing(c) for c in configs}
+    for c in configs:
+        if skip[c[0]] and dist.get_rank() == 0:
+            print(f"demo-torch: {c[0]} skipped: {skip[c[0]]}", flush=True)
+    chosen = bool(os.environ.get("INCNN_TORCH_CONFIGS"))
+    runs = [(m, c) for m in models for c in configs if not skip[c[0]] and
+            (chosen or m not in MODEL_CONFIGS or c[0] in MODEL_CONFIGS[m])]
     t_start = time.monotonic()
     for i, (m, c) in enumerate(runs):
-        res = run(m, c, data, steps, base + i, tool)
+        res = run(m, c, data, steps, base + i, tool,
+                  batch=MODEL_BATCH.get(m, BATCH), evaluate_every=k)
         dist.barrier()
         if res is None:
             continue
+        res["eval_every"] = k
         with open(out, "a") as f:
             f.write(json.dumps(res) + "\n")
         el = time.monotonic() - t_start
         eta = el / (i + 1) * (len(runs) - i - 1)
-        print(f"demo-torch: [{i + 1}/{len(runs)}] {m} {LABELS[c[0]]}: "
+        print(f"demo-torch: [{i + 1}/{len(runs)}] {m} {label(c[0])}: "
               f"{res['iter_ms']:.1f} ms/iter, "
               f"{res['wire_bytes_per_iter'] / 1e6:.3f} MB/iter, comm "
               f"{res['comm_share'] * 100:.0f} %, accuracy "
@@ -388,28 +704,47 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
 
 # The VM part: the HDC MLP under every configuration, through the module.
 # incnn's lossy configurations are codec "auto" on marked sockets: the
-# module's rule for tos 0x28 (ebq 2^-10) or tos 0x30 (inceptionn 2^-10),
-# set by scripts/demo/demo-torch-vm.sh; "none" is unmarked (tos 0).
+# module's rule for that ToS, the codec and bound of the name (vm_rules(),
+# set by scripts/demo/demo-torch-vm.sh); "none" is unmarked (tos 0).
 VM_CONFIGS: List[Tuple[str, str, Any]] = [
     ("default", "default", None),
     ("fp16", "fp16", None),
-    ("powersgd-1", "powersgd", 1),
-    ("powersgd-4", "powersgd", 4),
+    ("powersgd-r1", "powersgd", 1),
+    ("powersgd-r4", "powersgd", 4),
     ("incnn-none", "incnn", "none"),
-    ("incnn-ebq-10", "incnn-auto", 0x28),
-    ("incnn-inceptionn-10", "incnn-auto", 0x30),
+    ("incnn-ebq-2^-10", "incnn-auto", 0x28),
+    ("incnn-inceptionn-2^-10", "incnn-auto", 0x30),
+    ("incnn-zebq-2^-10", "incnn-auto", 0x34),
+    ("incnn-ebq-2^-8-scale-ef", "incnn-auto", 0x38),
+    ("incnn-zebq-2^-4-scale-ef", "incnn-auto", 0x3c),
 ]
+
+
+def vm_rules() -> List[str]:
+    """"TOS CODEC BOUND" of every module rule VM_CONFIGS needs."""
+    out = []
+    for name, kind, tos in VM_CONFIGS:
+        m = INCNN_NAME.match(name)
+        if kind == "incnn-auto" and m:
+            out.append(f"{tos:#04x} {m.group(1)} {m.group(2)}")
+    return list(dict.fromkeys(out))
+
+
 VM_WARMUP = 2
-VM_BATCH = 8        # per rank: 4 ranks share the VM's 2 emulated CPUs
+# per rank: the host's, so that the host's steps to the target and the
+# VM's time per step make a time to the target
+VM_BATCH = BATCH
 
 
 def vm(outdir: str, data_path: str, steps: int) -> None:
     """Inside the VM cluster (scripts/demo/demo-torch-vm.sh), one rank per
-    host: the HDC MLP under each of VM_CONFIGS in this one process (torch
-    is imported once: that takes minutes under TCG), a fresh DDP model and
-    hook per configuration, STEPS steps of VM_BATCH digits per rank
-    (INCNN_TORCH_VM_BATCH; the gradient's size does not depend on it, the
-    emulated compute does) of which the first VM_WARMUP are
+    host: the HDC MLP (INCNN_TORCH_VM_MODELS: a comma list of MODELS)
+    under each of VM_CONFIGS (INCNN_TORCH_VM_CONFIGS: some of them; those
+    the library cannot run are skipped, saying why) in this one process
+    (torch is imported once: that takes minutes under TCG), a fresh DDP
+    model and hook per configuration, STEPS steps of VM_BATCH digits per
+    rank (INCNN_TORCH_VM_BATCH; the gradient's size does not depend on
+    it, the emulated compute does) of which the first VM_WARMUP are
     not timed (DDP's bucket rebuild; PowerSGD's start_powerSGD_iter is
     VM_WARMUP here, the least it allows, so that the timed steps are
     compressed); every rank counts its eth0 tx bytes over the timed
@@ -429,11 +764,22 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
     base = int(os.environ["MASTER_PORT"]) + 1
     names = os.environ.get("INCNN_TORCH_VM_CONFIGS", "")
     cfgs = selected(names, VM_CONFIGS, "configuration")
-    for i, c in enumerate(cfgs):
+    models = selected(os.environ.get("INCNN_TORCH_VM_MODELS", "hdc-mlp"),
+                      MODELS, "model")
+    batch = int(os.environ.get("INCNN_TORCH_VM_BATCH", VM_BATCH))
+    refused = {int(t, 16) for t in
+               os.environ.get("INCNN_TORCH_VM_REFUSED", "").split()}
+    skip = {c[0]: missing(c) or ("the module refused its rule"
+                                 if c[1] == "incnn-auto" and c[2] in refused
+                                 else None) for c in cfgs}
+    for c in cfgs:
+        if skip[c[0]] and rank == 0:
+            print(f"demo-torch-vm: {c[0]} skipped: {skip[c[0]]}", flush=True)
+    runs = [(m, c) for m in models for c in cfgs if not skip[c[0]]]
+    for i, (m, c) in enumerate(runs):
         t0 = time.monotonic()
-        res = run("hdc-mlp", c, data, steps, base + i, "", tx_bytes,
-                  VM_WARMUP, int(os.environ.get("INCNN_TORCH_VM_BATCH",
-                                                VM_BATCH)), evaluate=False)
+        res = run(m, c, data, steps, base + i, "", tx_bytes, VM_WARMUP,
+                  MODEL_BATCH.get(m, batch))
         dist.barrier()
         if res is None:
             continue
@@ -441,7 +787,7 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
         res["start_powerSGD_iter"] = VM_WARMUP if c[1] == "powersgd" else None
         with open(os.path.join(outdir, "torch-vm.jsonl"), "a") as f:
             f.write(json.dumps(res) + "\n")
-        print(f"demo-torch-vm: [{i + 1}/{len(cfgs)}] {LABELS[c[0]]}"
+        print(f"demo-torch-vm: [{i + 1}/{len(runs)}] {m} {label(c[0])}"
               f"{' (' + res['wire_codec'] + ')' if 'wire_codec' in res else ''}: "
               f"{res['iter_ms']:.0f} ms/iter, eth0 "
               f"{res['eth0_tx_bytes_per_iter'] / 1e6:.3f} MB/iter, comm "
@@ -482,26 +828,114 @@ def vm_table(vmdir: str, host: List[Dict[str, Any]]
         "scripts/demo/demo-torch-vm.sh): "
         f"{r0['ranks']} hosts of the VM cluster, a rank each, links limited "
         f"to {r0.get('link_rate') or '10mbit'} with tbf, rules "
-        "`tos 0x28 codec ebq bound 2^-10` and `tos 0x30 codec inceptionn "
-        "bound 2^-10` (incnn.torch codec \"auto\" on sockets marked 0x28 "
-        "or 0x30; \"no codec\" is unmarked); the HDC MLP, "
+        + ", ".join(f"`tos {r.replace(' ', ' codec ', 1).replace(' 2', ' bound 2')}`"
+                    for r in vm_rules())
+        + " (incnn.torch codec \"auto\" on sockets marked with that ToS; "
+        "\"no codec\" is unmarked); "
+        f"{', '.join(dict.fromkeys(r['model'] for r in rows))}, "
+        f"{r0['batch_per_rank']} digits per rank, "
         f"{r0['timed_steps']} timed steps after {r0['steps'] - r0['timed_steps']} "
         "(PowerSGD's start_powerSGD_iter is "
         f"{r0['steps'] - r0['timed_steps']} here); wire bytes are the eth0 tx "
         "counter per iteration (mean over the hosts, headers included); "
-        "accuracy is the host run's of the same configuration:", "",
-        "| configuration | ms/iter | eth0 MB/iter | vs default | comm % "
-        "| test accuracy (host) |", "|---|---:|---:|---:|---:|---:|"]
+        "accuracy is the host run's of the same configuration; link "
+        "ms/iter: the eth0 bytes at the link's rate, the least time the "
+        "link alone takes (the rest of an iteration is the emulated CPUs: "
+        "compute, the library and the module):", "",
+        "| model | configuration | ms/iter | link ms/iter | eth0 MB/iter "
+        "| vs default | comm % | test accuracy (host) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|"]
+    bps = rate_bits(r0.get("link_rate") or "10mbit")
     for r in rows:
         a = r["test_accuracy"]
         codec = f" ({r['wire_codec']})" if r.get("wire_codec") else ""
+        link = r["eth0_tx_bytes_per_iter"] * 8 / bps * 1e3 if bps else None
         lines.append(
-            f"| {r['label']}{codec} | {r['iter_ms']:.0f} | "
+            f"| {r['model']} | {r['label']}{codec} | {r['iter_ms']:.0f} | "
+            f"{'-' if link is None else f'{link:.0f}'} | "
             f"{r['eth0_tx_bytes_per_iter'] / 1e6:.3f} | "
             f"{ref / max(1, r['wire_bytes_per_iter']):.1f}x | "
             f"{r['comm_share'] * 100:.0f} | "
             f"{'-' if a is None else f'{a * 100:.2f} %'} |")
     return rows, lines
+
+
+def rate_bits(rate: str) -> Optional[float]:
+    """tc's rate @rate ("10mbit", "512kbit") in bit/s, None if not so."""
+    m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", rate.strip().lower())
+    if not m:
+        return None
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+
+
+def first_at(curve: List[List[float]], target: float
+             ) -> Optional[List[float]]:
+    """The first point of @curve (step, seconds, bytes, accuracy 0..1)
+    at or above @target (%)."""
+    return next((p for p in curve if p[3] * 100 >= target - 1e-9), None)
+
+
+def tta(outdir: str, rows: List[Dict[str, Any]],
+        vrows: List[Dict[str, Any]]) -> None:
+    """tta.json (the keys of issue 19, one object per model, configuration
+    and place), tta-curves.json (the curves, steps and bytes to the
+    target) and the plots' data tta-MODEL.dat in @outdir. The target:
+    the default configuration's final accuracy on that model minus
+    TARGET_MARGIN pp. The VM's rows: the host run's accuracy (the same
+    trajectory: the emulation is bit-identical to the module), its steps
+    to the target times the VM's seconds per iteration."""
+    target = {r["model"]: round(r["test_accuracy"] * 100 - TARGET_MARGIN, 2)
+              for r in rows if r["config"] == "default"}
+    host = {(r["model"], r["config"]): r for r in rows}
+    # the VM's ratios: against its default row's eth0 bytes (headers on
+    # both sides), else against fp32 in a ring
+    ref = {r["model"]: r["wire_bytes_per_iter"] for r in vrows
+           if r["config"] == "default"}
+    out, curves = [], []
+    for r in rows + vrows:
+        h = host.get((r["model"], r["config"]))
+        t = target.get(r["model"])
+        pt = first_at(h["curve"], t) if h and t is not None else None
+        vm = r is not h
+        wire = r["wire_bytes_per_iter"]
+        base = ref.get(r["model"]) if vm else None
+        secs = None if pt is None else \
+            round(pt[0] * r["iter_ms"] / 1e3, 3) if vm else pt[1]
+        out.append({
+            "model": r["model"], "config": r["config"],
+            "where": "vm" if vm else "host",
+            "payload_ratio": round((base or r["fp32_ring_bytes_per_iter"])
+                                   / wire, 2) if wire else None,
+            "wire_bytes_per_iter": wire,
+            "target_accuracy": t,
+            "final_accuracy": None if not h else
+            round(h["test_accuracy"] * 100, 2),
+            "time_to_target_s": secs})
+        curves.append({
+            "model": r["model"], "config": r["config"],
+            "where": out[-1]["where"], "eval_every": r.get("eval_every"),
+            "steps": r["steps"],
+            "steps_to_target": None if pt is None else pt[0],
+            "bytes_to_target": None if pt is None else
+            (pt[2] if not vm else wire * pt[0]),
+            "curve": [] if vm or not h else h["curve"]})
+    for name, obj in (("tta.json", out), ("tta-curves.json", curves)):
+        with open(os.path.join(outdir, name), "w") as f:
+            json.dump(obj, f, indent=1)
+            f.write("\n")
+    with open(os.path.join(outdir, "tta-plot.txt"), "w") as f:
+        for m, t in target.items():
+            n = sum(1 for r in rows if r["model"] == m)
+            f.write(f"{m} {t} {n} {rows[0]['eval_every']}\n")
+    for m in target:
+        with open(os.path.join(outdir, f"tta-{m}.dat"), "w") as f:
+            for r in rows:
+                if r["model"] != m:
+                    continue
+                f.write(f"step \"{r['config']}\" MB acc\n")
+                for p in r["curve"]:
+                    f.write(f"{p[0]} {p[1]} {p[2] / 1e6} {p[3] * 100}\n")
+                f.write("\n\n")
 
 
 def report(outdir: str, vmdir: Optional[str] = None) -> None:
@@ -514,6 +948,8 @@ def report(outdir: str, vmdir: Optional[str] = None) -> None:
     with open(os.path.join(outdir, "torch.json"), "w") as f:
         json.dump(rows + vrows, f, indent=1)
         f.write("\n")
+    if any(r["config"] == "default" and r.get("curve") for r in rows):
+        tta(outdir, rows, vrows)
     with open(os.path.join(outdir, "torch-plot.dat"), "w") as f:
         for r in rows:
             short = r["config"].replace("incnn-", "inc ").replace(
@@ -550,17 +986,59 @@ def report(outdir: str, vmdir: Optional[str] = None) -> None:
         f.write("\n".join(lines + vlines) + "\n")
 
 
+def tta_note(outdir: str) -> None:
+    """Print how make demo's time-to-accuracy table was measured (from
+    OUTDIR/torch.json)."""
+    with open(os.path.join(outdir, "torch.json")) as f:
+        rows = json.load(f)
+    host = [r for r in rows if r["where"] == "host" and r.get("curve")]
+    if not host:
+        print("No time-to-accuracy rows (the PyTorch part did not run).")
+        return
+    r0 = host[0]
+    models = {r["model"]: r for r in host}
+    sizes = ", ".join(f"{m} ({r['params'] / 1e6:.2f} M parameters, "
+                      f"{r['batch_per_rank']} digits per rank and step)"
+                      for m, r in models.items())
+    print(f"Models: {sizes}; {r0['steps']} steps each, SGD lr 0.05. Test "
+          f"accuracy every {r0['eval_every']} steps and after the last, on "
+          f"a fixed subset of the test digits (1 in {EVAL_STRIDE}: "
+          f"{2000 // EVAL_STRIDE} of 2,000), not timed. Target: the "
+          f"default allreduce's final accuracy on that subset minus "
+          f"{TARGET_MARGIN} pp, from the same run. Host (4 local ranks, "
+          "incnn's codecs emulated in userspace, bit-identical to the "
+          "module): time to target is the training wall time (forward, "
+          "backward, optimizer step, communication) up to the first "
+          "evaluation at or above the target, on this shared machine; MB to "
+          "target is what a rank sent until then (the hook's all_reduce "
+          "payload in a ring, 2(N-1)/N of it; for incnn the library's count "
+          "times the codec's ratio on sampled buckets; LGC: its whole-run "
+          "rate). payload ratio and wire MB/iter: per timed iteration "
+          f"(after the first {r0['steps'] - r0['timed_steps']}; PowerSGD's "
+          "plain-allreduce phase excluded), against fp32 in a ring. VM rows "
+          "(4 hosts through the module, rate-limited links): the host "
+          "run's accuracy and steps to the target (the same trajectory) "
+          "times the VM's measured seconds per iteration; wire bytes are "
+          "the eth0 counter, headers included, and the payload ratio is "
+          "the VM default row's eth0 bytes over the row's.")
+
+
 def main() -> None:
     if len(sys.argv) >= 5 and sys.argv[1] == "train":
-        steps = int(sys.argv[5]) if len(sys.argv) > 5 else 150
+        steps = int(sys.argv[5]) if len(sys.argv) > 5 else 80
         train(sys.argv[2], sys.argv[3], sys.argv[4], steps)
     elif len(sys.argv) == 5 and sys.argv[1] == "vm":
         vm(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) in (3, 4) and sys.argv[1] == "report":
         report(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else None)
+    elif len(sys.argv) == 3 and sys.argv[1] == "tta-note":
+        tta_note(sys.argv[2])
+    elif len(sys.argv) == 2 and sys.argv[1] == "vm-rules":
+        print("\n".join(vm_rules()))
     else:
         sys.exit("usage: demo-torch.py train OUTDIR DATA CODEC_TOOL [STEPS]"
-                 " | vm OUTDIR DATA STEPS | report OUTDIR [VMOUT]")
+                 " | vm OUTDIR DATA STEPS | report OUTDIR [VMOUT]"
+                 " | tta-note OUTDIR | vm-rules")
 
 
 if __name__ == "__main__":

@@ -3,14 +3,18 @@
 #
 # demo-torch.sh BUILD_DIR RESULTS_DIR [STEPS]: make demo's PyTorch section
 # on the host. DDP on 4 local ranks (python3 -m incnn.launch, gloo) trains
-# a torchvision-style CNN and the paper's HDC MLP on the MNIST digits of
-# scripts/mnist-fetch.sh for STEPS steps (default INCNN_TORCH_STEPS, 150)
-# under PyTorch's default allreduce, fp16_compress_hook, PowerSGD rank 1
-# and 4, and incnn.torch with codec none, ebq 2^-10 and inceptionn 2^-10
-# (userspace emulation, bit-identical to the module); see
-# scripts/demo-torch.py for what is measured and how. Writes to
-# RESULTS_DIR: torch.json, torch.md (the report section), torch.png,
-# torch.log. Needs make tools python, Debian's python3-torch, gnuplot.
+# a torchvision-style CNN, the paper's HDC MLP and a wide MLP (5.8 M
+# parameters) on the MNIST digits of scripts/mnist-fetch.sh for STEPS
+# steps (default INCNN_TORCH_STEPS, 80) under PyTorch's default
+# allreduce, fp16_compress_hook, PowerSGD rank 1 and 4, incnn.torch with
+# ebq, inceptionn and zebq (userspace emulation, bit-identical to the
+# module; with and without scale="auto" and error feedback, where the
+# library has them), THC, GradiVeQ and LGC, scoring the test accuracy
+# every INCNN_TORCH_EVAL_EVERY (10) steps: time and bytes to a target
+# accuracy. See scripts/demo-torch.py for what is measured and how.
+# Writes to RESULTS_DIR: torch.json, torch.md (the report section),
+# torch.png, torch.log, tta.json, tta-curves.json, tta.md, tta-MODEL.png.
+# Needs make tools python, Debian's python3-torch, gnuplot.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -20,7 +24,7 @@ if [ $# -lt 2 ] || [ $# -gt 3 ]; then
 fi
 build=$(cd "$1" && pwd)
 res=$2
-steps=${3:-${INCNN_TORCH_STEPS:-150}}
+steps=${3:-${INCNN_TORCH_STEPS:-80}}
 if ! [[ $steps =~ ^[1-9][0-9]*$ ]] || [ "$steps" -le 10 ]; then
 	echo "demo-torch: STEPS must be an integer above 10, not '$steps'" >&2
 	exit 2
@@ -38,8 +42,8 @@ res=$(cd "$res" && pwd)
 data=$build/mnist/mnist.bin
 "$src/scripts/demo/mnist-fetch.sh" "$build" >/dev/null 2>&1 ||
 	echo "demo-torch: MNIST not available: a SYNTHETIC data set is used (labelled so)"
-rm -f "$res/torch.jsonl"
-echo "demo-torch: 2 models x 7 configurations, $steps steps each, 4 ranks"
+rm -f "$res/torch.jsonl" "$res"/tta.* "$res"/tta-*
+echo "demo-torch: ${INCNN_TORCH_MODELS:-3 models} x ${INCNN_TORCH_CONFIGS:-13 configurations}, $steps steps each, 4 ranks"
 PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH} "$py" -m incnn.launch \
 	--nproc-per-node 4 --master-port "${INCNN_TORCH_PORT:-29640}" \
 	"$src/scripts/demo/demo-torch.py" train "$res" "$data" "$tool" "$steps" \
@@ -76,4 +80,10 @@ plot '$res/torch-plot.dat' using 0:4:xtic(1) with boxes lc rgb "#ff7f0e" notitle
      '' using 0:4:(sprintf("%.1f", \$4)) with labels offset 0,0.7 font ",8" notitle
 unset multiplot
 EOF
-echo "demo-torch: $res/torch.json, $res/torch.md, $res/torch.png"
+if [ -f "$res/tta-plot.txt" ]; then
+	"$src/scripts/demo/tta-plot.sh" "$res"
+else
+	echo "demo-torch: no time-to-accuracy table: it needs the default configuration's run"
+fi
+echo "demo-torch: $res/torch.json, $res/torch.md, $res/torch.png," \
+	"$res/tta.json, $res/tta.md, $res/tta-*.png"

