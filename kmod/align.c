@@ -167,10 +167,12 @@ static bool align_plan(struct incnn_net *in, struct incnn_flow *f,
 		return true;
 	if (a->s > 0 && (a->s & 3)) {
 		fl = a->s & ~3LL;
-		if (fl >= a->una)
-			a->S = fl;	/* raw or not, its bytes are still here */
-		else if (!incnn_float_raw(f, fl))
-			return false;
+		/* raw floats only if none of their bytes left yet (urgent) */
+		if (!incnn_float_raw(f, fl) || fl >= f->tx_end) {
+			if (fl < a->una)
+				return false;
+			a->S = fl;
+		}
 	}
 	if (a->e > 0 && (a->e & 3)) {
 		fl = a->e & ~3LL;

@@ -143,7 +143,7 @@ for t in ${INCNN_TOGGLES:-ruledel txoff tos}; do
 	done
 	info "$t: $(nft_count tg_seen) data segments reached B, $(nft_count tg_first) dropped"
 	# 2: the toggle, then the retransmission from snd_una
-	toggle $t off
+	toggle "$t" off
 	nsx "$NS_B" nft delete table ip tg_first
 	if [ "$(say a 120)" != ok ]; then
 		info "$t: not acknowledged in 120 s"
@@ -154,7 +154,7 @@ for t in ${INCNN_TOGGLES:-ruledel txoff tos}; do
 		nsx "$NS_B" ss -tinoe "sport = :$PORT" | sed 's/^/# B: /'
 	fi
 	# 3: back on, the rest
-	toggle $t on
+	toggle "$t" on
 	say rest >/dev/null
 	exec 3>&- 4<&-
 	wait $spid || fail "$t: sender" "$(cat "$TMP/send.err")"

@@ -21,15 +21,25 @@ incctl "$NS_A" rule add tos 0x28 codec ebq bound 2^-10
 
 URG=131071	# the urgent byte's offset: the last byte of float 32767
 
+# the sender waits until all but the last 1-3 bytes of the first write
+# are acknowledged (its segments end on the float grid, the cut float
+# waits for its last byte), so that the urgent byte leaves in a segment
+# of its own that starts inside that float
 cat >"$TMP/send.py" <<'EOF'
-import socket, sys
+import fcntl, socket, struct, sys, time
 
+SIOCOUTQ = 0x5411
 addr, port, path, urg = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 data = open(path, "rb").read()
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
 s.connect((addr, port))
 s.sendall(data[:urg])
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    if struct.unpack("i", fcntl.ioctl(s.fileno(), SIOCOUTQ, b"\0" * 4))[0] <= urg % 4:
+        break
+    time.sleep(0.001)
 s.send(data[urg:urg + 1], socket.MSG_OOB)
 s.sendall(data[urg + 1:])
 s.shutdown(socket.SHUT_WR)
@@ -39,9 +49,10 @@ EOF
 
 # receiver: the stream to OUT, then the urgent byte (hex) or "none" to
 # OUT.oob. Without SO_OOBINLINE the urgent byte must be read when the
-# stream is at its mark (reading past the mark forgets it).
+# stream is at its mark (reading past the mark forgets it), so the
+# receiver waits in select() and looks at the mark before each recv().
 cat >"$TMP/recv.py" <<'EOF'
-import fcntl, socket, struct, sys, time
+import fcntl, select, socket, struct, sys, time
 
 SIOCATMARK = 0x8905
 addr, port, out, inline = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
@@ -54,6 +65,9 @@ s, _ = ls.accept()
 oob = "none"
 with open(out, "wb") as f:
     while True:
+        # never recv() at the mark before the urgent byte is read: a
+        # blocked recv() skips it when it arrives
+        select.select([s], [], [s], 5)
         at = struct.unpack("i", fcntl.ioctl(s.fileno(), SIOCATMARK, b"\0" * 4))[0]
         if at and not inline and oob == "none":
             try:

@@ -129,12 +129,16 @@ trace_stop() {
 		echo skip
 		return
 	fi
-	echo nop >$TRACE/current_tracer
-	echo 0 >$TRACE/options/func_stack_trace
+	# read before switching the tracer: that empties the buffer
+	echo 0 >$TRACE/tracing_on
 	n=$(awk '/<stack trace>/ { if (a && v) n++; a = v = 0; next }
 		/=> (incnn_tx_align_hook|align_hook|align_flow)/ { a = 1 }
 		/=> vrf_xmit/ { v = 1 }
 		END { if (a && v) n++; print n + 0 }' $TRACE/trace)
+	info "trace: $(grep -c "<stack trace>" $TRACE/trace) calls of incnn_flow_lookup()" >&2
+	echo nop >$TRACE/current_tracer
+	echo 1 >$TRACE/tracing_on
+	echo 0 >$TRACE/options/func_stack_trace
 	echo >$TRACE/set_ftrace_filter
 	echo "$n"
 }
