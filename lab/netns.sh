@@ -198,6 +198,23 @@ listening() {
 	return 1
 }
 
+# mark_syns NS TOS: outgoing SYNs of NS leave with TOS's DSCP. A SYN
+# offers to decode only when its DSCP has a rule (docs/wire-format.md);
+# an application that marks its socket after connect() (Debian's iperf3
+# marks its data socket after sending its 37-byte cookie) gets no
+# compression unless its SYN is marked: this nft rule does that, at
+# LOCAL_OUT, before incnn's egress hook sees the SYN.
+mark_syns() {
+	nsx "$1" nft -f - <<EOF
+table ip incnn_mark_syns {
+	chain out {
+		type filter hook output priority 0;
+		tcp flags & (syn | ack) == syn ip dscp set $(($2 >> 2))
+	}
+}
+EOF
+}
+
 wait_listen() { # ns port
 	local _
 	for _ in $(seq 1 200); do

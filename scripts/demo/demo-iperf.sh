@@ -67,6 +67,22 @@ drained() {
 	echo "$b"
 }
 
+# mark_syns TOS: h1's SYNs leave with TOS's DSCP (none for 0). A SYN
+# offers to decode only when its DSCP has a rule (docs/wire-format.md),
+# and iperf3 marks its data socket only after connect() and its cookie.
+mark_syns() {
+	ip netns exec h1 nft delete table ip incnn_mark_syns 2>/dev/null || true
+	[ "$(($1))" -ne 0 ] || return 0
+	ip netns exec h1 nft -f - <<EOF
+table ip incnn_mark_syns {
+	chain out {
+		type filter hook output priority 0;
+		tcp flags & (syn | ack) == syn ip dscp set $(($1 >> 2))
+	}
+}
+EOF
+}
+
 # run LABEL TOS PRED RTJSON: one iperf3 transfer of the file; PRED is what
 # the receiver must get (the file itself, or incnn-codec's roundtrip of
 # it), RTJSON that roundtrip's report. Appends a JSON line, with the
@@ -80,6 +96,7 @@ run() {
 	srv=$!
 	sleep 0.5
 	t0=$(drained)
+	mark_syns "$tos"
 	ip netns exec h1 iperf3 -c 10.88.0.2 --tos "$tos" -F "$out/grads.bin" \
 		-n "$bytes" -w "$window" -J >"$tmp/iperf.json"
 	wait "$srv" || true

@@ -26,6 +26,9 @@ ktap_header "iperf3"
 command -v iperf3 >/dev/null || { skip "iperf3" "iperf3 not installed"; ktap_finish; exit 0; }
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
+# iperf3 marks its data socket after connect(): its SYN must be marked for
+# the receiver to be offered (mark_syns in lab/netns.sh)
+mark_syns "$NS_A" 0x28 || { fail "nft: mark the sender's SYNs"; ktap_finish; exit 1; }
 
 BYTES=1000000
 gen_floats "$TMP/grads.bin" $((BYTES / 4)) 61 1e-1
