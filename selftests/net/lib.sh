@@ -60,6 +60,18 @@ ktap_finish() {
 }
 
 
+# codec_dump NS: incctl -j codecs without the self-benchmark's keys
+# ("simd", "mbps"), compact: the codecs' names, kinds, ranges, defaults
+codec_dump() {
+	"$INCCTL" -n "$1" -j codecs 2>&1 | "$PYTHON" -c '
+import json, sys
+d = json.load(sys.stdin)
+for c in d:
+    c.pop("simd", None)
+    c.pop("mbps", None)
+print(json.dumps(d, separators=(",", ":")))' 2>&1
+}
+
 # --- TCP options on the wire ------------------------------------------
 # syn_counters NS DEV TABLE NAME=MATCH...: named nft counters, at DEV's
 # ingress (netdev family: before any IP hook, so before incnn strips

@@ -26,7 +26,7 @@ incctl "$NS_A" set close-timeout 3600
 ip netns exec "$NS_B" sh -c 'echo 1 >/sys/class/net/vb/queues/rx-0/rps_cpus'
 
 # the module's codec dump has zebq, a bound codec (codecs.sh: the whole dump)
-got=$("$INCCTL" -n "$NS_A" -j codecs 2>&1)
+got=$(codec_dump "$NS_A")
 want='{"id":5,"name":"zebq","lossy":true,"param_min":1,"param_max":30,"param_default":10,"param_kind":"bound"}'
 if [[ $got == *"$want"* ]]; then
 	ok "codec dump: zebq, id 5, bound 2^-1..2^-30, default 2^-10"
