@@ -14,21 +14,16 @@ import os
 import subprocess
 import sys
 import tempfile
-import traceback
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPORT = os.path.join(HERE, "..", "..", "scripts", "seeds", "seeds-report.py")
 
-TESTS: List[Tuple[str, Callable[[], None]]] = []
+sys.path.insert(0, os.path.join(HERE, ".."))
+import ktap  # noqa: E402  (selftests/ktap.py)
+
+test = ktap.test
 _out: Dict[str, Any] = {}
-
-
-def test(name: str) -> Callable:
-    def add(fn: Callable[[], None]) -> Callable[[], None]:
-        TESTS.append((name, fn))
-        return fn
-    return add
 
 
 def host_log(acc: float, wire: int) -> str:
@@ -207,24 +202,5 @@ def t_time_dat() -> None:
                              '"thc\\nsingle" 4.000 4.0\n'), run()["time"]
 
 
-def main() -> int:
-    print("KTAP version 1")
-    print(f"1..{len(TESTS)}")
-    fails = 0
-    for n, (name, fn) in enumerate(TESTS, 1):
-        try:
-            fn()
-            print(f"ok {n} {name}")
-        except Exception:               # noqa: BLE001 - reported
-            fails += 1
-            for ln in traceback.format_exc().rstrip().split("\n"):
-                print(f"# {ln}")
-            print(f"not ok {n} {name}")
-        sys.stdout.flush()
-    print(f"# Totals: pass:{len(TESTS) - fails} fail:{fails} xfail:0 "
-          "xpass:0 skip:0 error:0")
-    return 1 if fails else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ktap.run())
