@@ -316,6 +316,33 @@ float_mix() {
 		<(cmp -l "$3" "$1") <(cmp -l "$3" "$2")
 }
 
+# as_predicted WANT ORIG OUT SKIP NS: OUT is what the first law allows
+# and the sender NS accounts for: every float the prediction WANT or the
+# original ORIG (after SKIP raw bytes), none a mix of both, and no more
+# originals than floats NS sent raw because a segment cut them
+# (tx_cut_raw: with an MSS that is not a multiple of 4, a 1-3 byte tail
+# that TCP sends alone before the rest of its float is written out, see
+# docs/design.md "Cut floats"). Prints why not, or how many originals.
+as_predicted() {
+	local mix orig hyb cut
+	if cmp -s "$1" "$3"; then
+		echo "exact"
+		return 0
+	fi
+	if ! mix=$(float_mix "$1" "$2" "$3" "$4"); then
+		same "$1" "$3"
+		return 1
+	fi
+	read -r orig hyb <<<"$mix"
+	cut=$(counter "$5" tx_cut_raw)
+	if [ "$hyb" = 0 ] && [ "$orig" -le "${cut:-0}" ]; then
+		echo "$orig floats original (tx_cut_raw $cut)"
+		return 0
+	fi
+	echo "$(same "$1" "$3"); $orig floats original (tx_cut_raw $cut), $hyb neither"
+	return 1
+}
+
 # --- transfers --------------------------------------------------------------
 PORT_BASE=$((10000 + TAG % 20000))
 PORT_NEXT=$PORT_BASE
