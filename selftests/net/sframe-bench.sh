@@ -11,6 +11,10 @@
 # the wire ratio (unmarked bytes / marked bytes) against the codec's own
 # ratio (incnn-codec roundtrip), and goodput (MB/s, the receiver's
 # completion) marked / unmarked. Medians over INCNN_SFB_ROUNDS (default 3).
+# INCNN_SFB_CODEC: the rule's codec and bound (default "ebq 2^-10", e.g.
+# "zebq 2^-10"); INCNN_SFB_REAL: a file of real gradients (fp32, e.g. a
+# bucket dump of the demo's trainer, on a path the VM sees) sent as a third
+# data set, its first INCNN_SFB_MB MiB.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -20,12 +24,20 @@ setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
 MB=${INCNN_SFB_MB:-32}
 ROUNDS=${INCNN_SFB_ROUNDS:-3}
 XFER_TIMEOUT=600
+read -r CODEC_NAME CODEC_BOUND <<<"${INCNN_SFB_CODEC:-ebq 2^-10}"
 for ns in "$NS_A" "$NS_B"; do
-	incctl "$ns" rule add tos 0x28 codec ebq bound 2^-10
+	incctl "$ns" rule add tos 0x28 codec "$CODEC_NAME" bound "$CODEC_BOUND"
 done
 
 head -c $((MB << 20)) /dev/zero >"$TMP/zeros.bin"
 gen_floats "$TMP/grads.bin" $((MB << 18)) 5 1e-3
+SETS="zeros grads"
+if [ -n "${INCNN_SFB_REAL:-}" ]; then
+	head -c $((MB << 20)) "$INCNN_SFB_REAL" >"$TMP/real.bin" ||
+		{ fail "INCNN_SFB_REAL: cannot read $INCNN_SFB_REAL"; ktap_finish; exit 1; }
+	SETS="$SETS real"
+fi
+info "codec $CODEC_NAME $CODEC_BOUND, $MB MiB per transfer, $ROUNDS rounds"
 
 # one MODE DATA: a transfer; prints "bytes packets nanoseconds"
 one() {
@@ -51,8 +63,8 @@ one() {
 declare -A mb mp mt
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-for data in zeros grads; do
-	rt=$("$CODEC" roundtrip --codec ebq --bound 2^-10 --json "$TMP/$data.bin" /dev/null)
+for data in $SETS; do
+	rt=$("$CODEC" roundtrip --codec "$CODEC_NAME" --bound "$CODEC_BOUND" --json "$TMP/$data.bin" /dev/null)
 	codec_ratio=$(jnum "$rt" ratio)
 	declare -A B=() P=() T=()
 	for r in $(seq 1 "$ROUNDS"); do
