@@ -33,7 +33,7 @@ import socket
 import threading
 import weakref
 from datetime import timedelta
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 import torch.distributed as dist
 
@@ -213,8 +213,10 @@ class StateBase:
     queue (the same order on every rank) and the exit registry.
 
     A subclass calls _group_init() first, _worker_start() once its
-    communicator is up, and implements _stop() (after the queue is
-    drained: release what it holds); close() is the public end."""
+    communicator is up, and implements _work() (one job, on the worker
+    thread; _futures() where a job is not one future) and _stop() (after
+    the queue is drained: release what it holds); close() is the public
+    end."""
 
     _closed: bool = True
     _kind = "incnn state"
@@ -243,16 +245,39 @@ class StateBase:
         finally:
             rv.close()
 
-    def _worker_start(self, run: Callable[[], None], name: str) -> None:
-        """Start the thread running @run (which reads self._q until None)
-        and register the State for closing at exit."""
+    def _worker_start(self, name: str) -> None:
+        """Start the worker thread @name (jobs from self._q, in order,
+        until None) and register the State for closing at exit."""
         self._closed = False
         self._lock = threading.Lock()
         self._q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._thread = threading.Thread(target=run, daemon=True, name=name)
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name=name)
         self._thread.start()
         self._number = next(_created)
         _open[self._number] = self
+
+    def _work(self, job: Any) -> Iterable[Tuple[Any, Any]]:
+        """Do @job (the worker thread); its (future, value) pairs."""
+        raise NotImplementedError
+
+    def _futures(self, job: Any) -> Iterable[Any]:
+        """@job's futures, to fail with the error _work raised."""
+        return (job.fut,)
+
+    def _loop(self) -> None:
+        while True:
+            job = self._q.get()
+            if job is None:
+                return
+            try:
+                done = list(self._work(job))
+            except Exception as e:              # noqa: BLE001 - to the future
+                for fut in self._futures(job):
+                    fut.set_exception(e)
+                continue
+            for fut, value in done:
+                fut.set_result(value)
 
     def _check_open(self) -> None:
         with self._lock:

@@ -58,7 +58,7 @@ alive at once.
 """
 
 import warnings
-from typing import Any, Optional, Tuple
+from typing import Any, Iterable, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -167,7 +167,7 @@ class State(StateBase):
             divide == "auto" and _lib.codec_lossy(self._comm.codec()[0]) and
             scale == "off")
         self._warned: set = set()
-        self._worker_start(self._run, f"incnn-allreduce-{self.rank}")
+        self._worker_start(f"incnn-allreduce-{self.rank}")
 
     def __repr__(self) -> str:
         return (f"<incnn.torch.State rank {self.rank}/{self.world_size} "
@@ -175,30 +175,22 @@ class State(StateBase):
                 f"{' closed' if self._closed else ''}>")
 
     # --- the worker thread ---------------------------------------------
-    def _run(self) -> None:
-        while True:
-            job = self._q.get()
-            if job is None:
-                return
-            try:
-                work = job.work
-                if work is None and job.divide == -1:
-                    pass                # barrier_local: the queue is done
-                elif work is None:
-                    self._comm.barrier()
-                else:
-                    if job.forget is not None:
-                        self._comm.bucket_forget(job.forget)
-                    # the pointer is taken now: DDP rebuilds its buckets
-                    self._reduce(work, job.divide, job.key)
-                    if job.key is not None:
-                        self._after_keyed(job.key, job.name)
-                if job.target is not None:
-                    job.target.copy_(work)
-            except Exception as e:              # noqa: BLE001 - to the future
-                job.fut.set_exception(e)
-                continue
-            job.fut.set_result(job.result)
+    def _work(self, job: _Job) -> Iterable[Tuple[Future, Any]]:
+        work = job.work
+        if work is None and job.divide == -1:
+            pass                # barrier_local: the queue is done
+        elif work is None:
+            self._comm.barrier()
+        else:
+            if job.forget is not None:
+                self._comm.bucket_forget(job.forget)
+            # the pointer is taken now: DDP rebuilds its buckets
+            self._reduce(work, job.divide, job.key)
+            if job.key is not None:
+                self._after_keyed(job.key, job.name)
+        if job.target is not None:
+            job.target.copy_(work)
+        return ((job.fut, job.result),)
 
     def _after_keyed(self, key: int, name: str) -> None:
         """The worker thread, after a keyed call: the figures, and the

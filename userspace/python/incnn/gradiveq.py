@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -144,7 +144,7 @@ class GradiVeQState(StateBase):
         self._pending: List[Tuple[Any, Future]] = []
         self._wire = {p: 0 for p in PHASES}
         self._iters = {p: 0 for p in PHASES}
-        self._worker_start(self._run, f"incnn-gradiveq-{self.rank}")
+        self._worker_start(f"incnn-gradiveq-{self.rank}")
 
     def __repr__(self) -> str:
         return (f"<incnn GradiVeQState rank {self.rank}/{self.world_size} "
@@ -190,19 +190,15 @@ class GradiVeQState(StateBase):
         for buf in buffers:
             buf.div_(self.world_size)
 
-    def _run(self) -> None:
-        while True:
-            job = self._q.get()
-            if job is None:
-                return
-            try:
-                self.reduce([b for b, _, _ in job], [p for _, p, _ in job])
-            except Exception as e:              # noqa: BLE001 - to the future
-                for _, _, fut in job:
-                    fut.set_exception(e)
-                continue
-            for buf, _, fut in job:
-                fut.set_result(buf)
+    def _work(self, job: List[Tuple[torch.Tensor, List[torch.Tensor],
+                                    Future]]
+              ) -> Iterable[Tuple[Future, torch.Tensor]]:
+        self.reduce([b for b, _, _ in job], [p for _, p, _ in job])
+        return [(fut, buf) for buf, _, fut in job]
+
+    def _futures(self, job: List[Tuple[Any, Any, Future]]
+                 ) -> Iterable[Future]:
+        return [fut for _, _, fut in job]
 
     # --- submitting ----------------------------------------------------
     def submit(self, bucket: dist.GradBucket) -> Future:

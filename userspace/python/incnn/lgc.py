@@ -40,7 +40,7 @@ DDP's backward raises it). Backward goes on while a bucket is processed.
 import math
 import zlib
 from dataclasses import dataclass, fields, replace
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -227,7 +227,7 @@ class LGCState(StateBase):
             if self._own_state:
                 self.state.close()
             raise
-        self._worker_start(self._run, f"incnn-lgc-{self.rank}")
+        self._worker_start(f"incnn-lgc-{self.rank}")
 
     def _setup(self, model: Optional[nn.Module], opts: LGCOptions,
                aeo: AEOptions) -> None:
@@ -302,17 +302,9 @@ class LGCState(StateBase):
             self.iteration += 1
         return fut
 
-    def _run(self) -> None:
-        while True:
-            job = self._q.get()
-            if job is None:
-                return
-            try:
-                out = self.process(job.bucket, job.iteration)
-            except Exception as e:              # noqa: BLE001 - to the future
-                job.fut.set_exception(e)
-                continue
-            job.fut.set_result(out)
+    def _work(self, job: _Job
+              ) -> Iterable[Tuple[torch.futures.Future, torch.Tensor]]:
+        return ((job.fut, self.process(job.bucket, job.iteration)),)
 
     # --- rates ---------------------------------------------------------
     def stats(self) -> Dict[str, Any]:
