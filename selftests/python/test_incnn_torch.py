@@ -402,6 +402,14 @@ MULTI_SCRIPT = textwrap.dedent("""
             it.GradiVeQState(warmup=5, timeout=20) as g:
         use(d, 7)
         assert g.rank == r and not g._closed
+    # a State of a subgroup whose rank 0 is global rank 1
+    sub = dist.new_group([1, 2])
+    if r in (1, 2):
+        with it.State(codec="none", timeout=20, process_group=sub) as e:
+            assert e.rank == r - 1 and e.world_size == 2, e
+            t = base * r
+            it.allreduce(t, e)
+            assert torch.equal(t, base * 3), "subgroup sum"
     print("multi ok", flush=True)
 """)
 

@@ -9,8 +9,8 @@ store (userspace/collective/store.c), which every rank joins. Without a
 port (the default), the State's rank 0 listens on a free port of the
 address it reaches MASTER_ADDR by and publishes "address port" in the
 process group's own c10d store (torch.distributed's default store),
-under a key of its own: incnn/<group>/<n>, n counting the States made
-for that group in this process (made in the same order on every rank,
+under a key of its own: incnn/<group>/<n> (<group>: its global ranks,
+"0,1,2,3"), n counting the States made for that group in this process (made in the same order on every rank,
 as process groups are). So any number of States live in one process,
 and no port beyond the data connections' (free ports, as before) has to
 be open between hosts. An explicit port (State(port=...) or INCNN_PORT)
@@ -138,9 +138,10 @@ class Rendezvous:
 
     @classmethod
     def _key(cls, process_group: Any) -> str:
+        # its global ranks: None and the world group alike
         ranks = dist.get_process_group_ranks(process_group) \
-            if process_group is not None else None
-        group = "world" if ranks is None else ",".join(map(str, ranks))
+            if process_group is not None else range(dist.get_world_size())
+        group = ",".join(map(str, ranks))
         with cls._seq_lock:
             n = cls._seq.get(group, 0)
             cls._seq[group] = n + 1
