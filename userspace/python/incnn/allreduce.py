@@ -65,9 +65,9 @@ import torch.distributed as dist
 
 from . import _lib
 from ._base import StateBase, future_value, no_group, to_ms
-from ._lib import CODEC_FORMS, CommError, parse_codec
+from ._lib import parse_codec
 
-__all__ = ["State", "allreduce_hook", "allreduce", "CommError", "CODEC_FORMS"]
+__all__ = ["State", "allreduce_hook", "allreduce"]
 
 Future = torch.futures.Future
 

@@ -48,6 +48,7 @@ import torch.nn as nn
 
 from ._base import StateBase, future_value
 from .allreduce import State
+# Autoencoder and ae_loss: also incnn.lgc's names, as before the module
 from .autoencoder import (AEOptions, Autoencoder, ae_loss,  # noqa: F401
                           ae_train_step, padded)
 
