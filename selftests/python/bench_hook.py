@@ -53,6 +53,7 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
     import torch
     import torch.distributed as dist
     import incnn.torch as it
+    from incnn import _lib
 
     class Bucket:                       # what the hook uses of GradBucket
         def __init__(self, t: torch.Tensor):
@@ -63,14 +64,13 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
 
     dist.init_process_group("gloo")
     state = it.State(codec="none")
-    port = int(os.environ["MASTER_PORT"])
     lossy = {
-        "hook_ebq": it.State(codec="ebq:2^-10", port=port + 2, scale="off",
+        "hook_ebq": it.State(codec="ebq:2^-10", scale="off",
                              error_feedback=False),
-        "hook_ebq_se": it.State(codec="ebq:2^-10", port=port + 3,
-                                scale="auto", error_feedback=True),
-        "hook_inc_se": it.State(codec="inceptionn:2^-10", port=port + 4,
-                                scale="auto", error_feedback=True),
+        "hook_ebq_se": it.State(codec="ebq:2^-10", scale="auto",
+                                error_feedback=True),
+        "hook_inc_se": it.State(codec="inceptionn:2^-10", scale="auto",
+                                error_feedback=True),
     }
     world = dist.get_world_size()
     n = int(mb * 1048576) // 4
@@ -79,7 +79,7 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
     buf = torch.empty_like(src)
     kinds = ("hook", "ctypes", "div_ctypes", "divc_ctypes", "hook_unfused",
              "hook_ebq", "hook_ebq_se", "hook_inc_se")
-    have_div = it._lib.HAVE_DIV
+    have_div = _lib.HAVE_DIV
     times = torch.zeros(len(kinds), iters, dtype=torch.float64)
     cpu = torch.zeros(len(kinds), iters, dtype=torch.float64)
     for i in range(warmup + iters):
@@ -88,7 +88,7 @@ def rank_main(mb: float, iters: int, warmup: int, out: str) -> None:
         for k in order if i % 2 else order[::-1]:
             buf.copy_(src)
             state.barrier()
-            it._lib.HAVE_DIV = have_div and kinds[k] != "hook_unfused"
+            _lib.HAVE_DIV = have_div and kinds[k] != "hook_unfused"
             t0, c0 = time.perf_counter(), time.process_time()
             if kinds[k] in lossy:
                 it.allreduce_hook(lossy[kinds[k]], Bucket(buf)).wait()

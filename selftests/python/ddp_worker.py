@@ -102,9 +102,8 @@ def check(checks: Dict[str, Any], name: str, ok: bool, msg: str = "") -> None:
 def scenario_train(outdir: str, rank: int, world: int) -> None:
     checks: Dict[str, Any] = {}
     data = make_data(rank, world)
-    port = int(os.environ["MASTER_PORT"])
     s_none = it.State(codec="none", timeout=20)
-    s_ebq = it.State(codec="ebq:2^-10", port=port + 2, timeout=20,
+    s_ebq = it.State(codec="ebq:2^-10", timeout=20,
                      scale="off", error_feedback=False)
     check(checks, "wire codec reported", s_none.wire_codec == "none" and
           s_ebq.wire_codec == "ebq:2^-10",
@@ -144,8 +143,15 @@ def scenario_train(outdir: str, rank: int, world: int) -> None:
         check(checks, "use after close raises", False, "no error")
     except RuntimeError as e:
         check(checks, "use after close raises", "closed" in str(e), str(e))
+    destroy = dist.destroy_process_group
     dist.destroy_process_group()
-    check(checks, "destroy_process_group closes states", s_ebq._closed)
+    open_after = not s_ebq._closed
+    s_ebq.close()
+    check(checks, "destroy_process_group is torch's, close() after it",
+          open_after and s_ebq._closed and destroy is
+          dist.distributed_c10d.destroy_process_group and
+          destroy.__module__ == "torch.distributed.distributed_c10d",
+          f"open after destroy {open_after}, {destroy!r}")
     torch.save(res, os.path.join(outdir, f"rank{rank}.pt"))
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
         json.dump(checks, f)

@@ -33,7 +33,7 @@ from typing import List, Tuple
 
 import torch
 
-from incnn.lgc import Autoencoder, ae_loss
+from incnn.autoencoder import Autoencoder, ae_loss
 
 
 def sample(seed: int, n: int, k: int = 4) -> torch.Tensor:

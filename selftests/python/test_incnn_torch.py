@@ -135,18 +135,37 @@ def t_codecs() -> None:
     good = {"auto": (0, 0, 0), "none": (1, 0, 0), "ebq:2^-10": (2, 2, 10),
             "inceptionn:2^-10": (2, 1, 10), "trunc:16": (2, 3, 16),
             "lz4": (2, 4, 0), "ebq:2^-30": (2, 2, 30), "ebq:7": (2, 2, 7),
-            "trunc:8": (2, 3, 8), "zebq:2^-8": (2, 5, 8), "zebq": (2, 5, 10)}
+            "trunc:8": (2, 3, 8), "zebq:2^-8": (2, 5, 8), "zebq": (2, 5, 10),
+            "trunc": (2, 3, 16), " EBQ:2^-3 ": (2, 2, 3)}
     for s, want in good.items():
         assert parse_codec(s) == want, f"{s}: {parse_codec(s)} != {want}"
     for bad in ("", "zstd", "ebq:2^-0", "ebq:2^-31", "ebq:2^10", "trunc:12",
-                "lz4:3", "inceptionn:x", "none:1", "auto:", "zebq:2^-31"):
+                "lz4:3", "inceptionn:x", "none:1", "auto:", "zebq:2^-31",
+                "lz4:0", "lz4:", "ebq:", ":10"):
         try:
             parse_codec(bad)
         except ValueError as e:
-            assert '"ebq:2^-K"' in str(e) and '"auto"' in str(e) and \
-                '"trunc:B"' in str(e) and '"lz4"' in str(e), str(e)
+            assert str(e) == f"codec {bad!r}: want one of {FORMS}", str(e)
         else:
             raise AssertionError(f"{bad!r} accepted")
+
+
+# the library's codec table, as State(codec=...)'s error states it
+FORMS = ('"auto", "none", "inceptionn:S" (S in 2^-1..2^-30), '
+         '"ebq:S" (S in 2^-1..2^-30), "trunc:S" (S in 8, 16 or 24), "lz4" '
+         'or "zebq:S" (S in 2^-1..2^-30)')
+
+
+@test("codec labels and lossiness from the library's table")
+def t_codec_labels() -> None:
+    from incnn._lib import CODEC_FORMS, codec_label, codec_lossy
+    assert CODEC_FORMS == FORMS, CODEC_FORMS
+    want = {(0, 0): ("none", False), (1, 7): ("inceptionn:2^-7", True),
+            (2, 10): ("ebq:2^-10", True), (3, 16): ("trunc:16", True),
+            (4, 0): ("lz4", False), (5, 30): ("zebq:2^-30", True),
+            (200, 1): ("codec 200", False)}
+    got = {k: (codec_label(*k), codec_lossy(k[0])) for k in want}
+    assert got == want, got
 
 
 @test("State: bad codec or divide -> ValueError; before the process group -> RuntimeError")
@@ -156,7 +175,7 @@ def t_no_group() -> None:
         it.State(codec="ebq:2^-99")
         raise AssertionError("bad codec accepted")
     except ValueError as e:
-        assert "inceptionn:2^-K" in str(e), str(e)
+        assert '"inceptionn:S" (S in 2^-1..2^-30)' in str(e), str(e)
     try:
         it.State(codec="none", divide="sideways")
         raise AssertionError("bad divide accepted")
@@ -339,6 +358,114 @@ def t_atexit() -> None:
         assert r.stdout.count("closed at exit: True") == 2, r.stdout
 
 
+MULTI_SCRIPT = textwrap.dedent("""
+    import os, sys
+    import torch, torch.distributed as dist
+    import incnn.torch as it
+    dist.init_process_group("gloo")
+    r, n = dist.get_rank(), dist.get_world_size()
+    tri = n * (n + 1) // 2
+    base = torch.arange(4099, dtype=torch.float32)
+
+    def use(st, k):
+        # exact sums: small integers; k tells the States' calls apart
+        t = base * (r + 1) + k
+        it.allreduce(t, st)
+        assert torch.equal(t, base * tri + n * k), (st, k)
+
+    def order(states, rev):
+        return list(reversed(states)) if rev else states
+
+    # two alive at once, used in both orders, closed in both orders
+    # (odd ranks close in the other order than even ranks)
+    a = it.State(codec="none", timeout=20)
+    b = it.State(codec="ebq:2^-10", timeout=20)
+    assert b.wire_codec == "ebq:2^-10", b.wire_codec
+    for rev in (False, True):
+        for i, st in enumerate(order([a, b], rev)):
+            use(st, i)
+    for st in order([a, b], r % 2 == 1):
+        st.close()
+    # three alive at once (one made while two are in use), both orders
+    a = it.State(codec="none", timeout=20)
+    b = it.State(codec="none", timeout=20)
+    use(a, 1)
+    c = it.State(codec="none", timeout=20)
+    for rev in (False, True):
+        for i, st in enumerate(order([a, b, c], rev)):
+            use(st, i + 2)
+    for st in order([a, b, c], r % 2 == 0):
+        st.close()
+    assert all(s._closed for s in (a, b, c))
+    # a hook state beside a plain one
+    with it.State(codec="none", timeout=20) as d, \\
+            it.GradiVeQState(warmup=5, timeout=20) as g:
+        use(d, 7)
+        assert g.rank == r and not g._closed
+    # a State of a subgroup whose rank 0 is global rank 1
+    sub = dist.new_group([1, 2])
+    if r in (1, 2):
+        with it.State(codec="none", timeout=20, process_group=sub) as e:
+            assert e.rank == r - 1 and e.world_size == 2, e
+            t = base * r
+            it.allreduce(t, e)
+            assert torch.equal(t, base * 3), "subgroup sum"
+    print("multi ok", flush=True)
+""")
+
+
+@test("two and three States alive at once, both orders of use and close, "
+      "no second port (MASTER_PORT + 1 taken)")
+def t_multi_state() -> None:
+    import socket
+    with tempfile.TemporaryDirectory() as d, \
+            socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(MULTI_SCRIPT)
+        port = free_ports(2)
+        busy.bind(("127.0.0.1", port + 1))      # the old default's port
+        busy.listen(1)
+        r = launch(["--nproc-per-node", "3", "--master-port", str(port), s],
+                   180)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert r.stdout.count("multi ok") == 3, r.stdout
+
+
+NO_PATCH_SCRIPT = textwrap.dedent("""
+    import atexit, sys
+    import torch, torch.distributed as dist, torch.nn.parallel
+    import torch.distributed.algorithms.ddp_comm_hooks as hooks
+
+    mods = [m for name, m in sorted(sys.modules.items())
+            if name == "torch" or name.startswith("torch.")]
+
+    def snap():
+        return {(m.__name__, k): id(v) for m in mods
+                for k, v in list(vars(m).items())}
+    before = snap()
+    excepthook, n_atexit = sys.excepthook, atexit._ncallbacks()
+    import incnn.torch as it
+    after = snap()
+    changed = sorted(k for k in before if after.get(k) != before[k])
+    print("changed", changed[:5], len(changed))
+    print("same hooks", sys.excepthook is excepthook,
+          atexit._ncallbacks() - n_atexit)
+""")
+
+
+@test("importing incnn.torch changes nothing in torch "
+      "(destroy_process_group is torch's own)")
+def t_no_patch() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        s = os.path.join(d, "s.py")
+        open(s, "w").write(NO_PATCH_SCRIPT)
+        r = run([PY, s], 120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out = r.stdout.splitlines()
+        # one atexit handler: incnn's registry of open States
+        assert out == ["changed [] 0", "same hooks True 1"], r.stdout
+
+
 # --- DDP with 4 ranks ---------------------------------------------------
 
 WORLD = 4
@@ -394,7 +521,8 @@ def local_check(name: str) -> None:
 
 for _n in ("wire codec reported", "fp64 bucket falls back, warns once",
            "non-contiguous allreduce in place", "fp16 allreduce falls back",
-           "use after close raises", "destroy_process_group closes states",
+           "use after close raises",
+           "destroy_process_group is torch's, close() after it",
            "divide_after: none False, ebq True",
            "none: hook == div_(N) then the sum, bit for bit",
            "ebq: hook == the sum then div_(N), bit for bit"):

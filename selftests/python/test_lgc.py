@@ -64,6 +64,7 @@ def job() -> List[Dict[str, Any]]:
 @test("bad configuration raises ValueError naming the limit")
 def t_config() -> None:
     import torch.distributed as dist
+    import incnn.lgc as it_lgc
     import incnn.torch as it
     for kw, want in (({"alpha": 0}, "(0, 1]"), ({"alpha": 1.5}, "(0, 1]"),
                      ({"alpha": -0.1}, "(0, 1]"), ({"t1": -1}, "t1 -1"),
@@ -72,12 +73,31 @@ def t_config() -> None:
                      ({"trainer": -1}, "trainer -1 must be a rank"),
                      ({"ae_init": "he"}, "'torch', 'unit'"),
                      ({"ae_norm": "max"}, "'rms', 'l2'")):
-        try:
-            it.LGCState(None, **kw)
-        except ValueError as e:
-            assert want in str(e), f"{kw}: {e}"
-        else:
-            raise AssertionError(f"{kw}: no ValueError")
+        # as keywords, and as the option groups
+        ae_kw = {it_lgc.AE_KEYWORDS[k]: v for k, v in kw.items()
+                 if k in it_lgc.AE_KEYWORDS}
+        grouped = {"ae": it.AEOptions(**ae_kw)} if ae_kw else \
+            {"options": it.LGCOptions(**kw)}
+        for args in (kw, grouped):
+            try:
+                it.LGCState(None, **args)
+            except ValueError as e:
+                assert want in str(e), f"{args}: {e}"
+            else:
+                raise AssertionError(f"{args}: no ValueError")
+    # a keyword wins over its group; the rest is for the State
+    opts, ae, rest = it_lgc.split_keywords(
+        {"alpha": 0.5, "ae_lr": 0.1, "codec": "ebq", "t2": 7},
+        it.LGCOptions(alpha=0.25, t1=3), it.AEOptions(width=8))
+    assert (opts, ae, rest) == (
+        it.LGCOptions(alpha=0.5, t1=3, t2=7),
+        it.AEOptions(width=8, lr=0.1), {"codec": "ebq"}), (opts, ae, rest)
+    try:
+        it.LGCState(None, state=object(), codec="none")  # type: ignore
+    except TypeError as e:
+        assert str(e) == "incnn.lgc: State keywords codec with state=", e
+    else:
+        raise AssertionError("state= with State keywords: no TypeError")
     with tempfile.TemporaryDirectory() as d:
         dist.init_process_group("gloo", init_method=f"file://{d}/s",
                                 rank=0, world_size=1)
@@ -93,7 +113,7 @@ def t_config() -> None:
 
 @test("trained autoencoder reconstructs correlated gradients far better")
 def t_autoencoder() -> None:
-    from incnn.lgc import Autoencoder, ae_loss, ae_train_step
+    from incnn.autoencoder import Autoencoder, ae_loss, ae_train_step
 
     def sample(seed: int, k: int = 4, n: int = 256) -> torch.Tensor:
         # a common smooth component plus per-node noise

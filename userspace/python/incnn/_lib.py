@@ -21,9 +21,8 @@ import ctypes
 import ctypes.util
 import errno
 import os
-import re
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 SONAME = "libincnn.so.0"
 
@@ -31,20 +30,6 @@ SONAME = "libincnn.so.0"
 CODEC_AUTO = 0
 CODEC_NONE = 1
 CODEC_EMULATE = 2
-
-# enum incnn_codec_id (uapi/linux/incnn.h)
-CODEC_IDS = {"inceptionn": 1, "ebq": 2, "trunc": 3, "lz4": 4, "zebq": 5}
-# the codecs whose parameter is a bound 2^-K
-BOUND_CODECS = ("ebq", "inceptionn", "zebq")
-CODEC_NAMES = {v: k for k, v in CODEC_IDS.items()}
-BOUND_MIN_K = 1
-BOUND_MAX_K = 30
-TRUNC_BITS = (8, 16, 24)
-
-CODEC_FORMS = ('"auto", "none", "ebq:2^-K", "zebq:2^-K", "inceptionn:2^-K" '
-               '(K in 1..30), '
-               '"trunc:B" (B in 8, 16, 24) or "lz4"')
-
 
 class Config(ctypes.Structure):
     """struct incnn_comm_config, field for field."""
@@ -96,97 +81,6 @@ class CodecHead(ctypes.Structure):
     _fields_ = [("id", ctypes.c_uint8), ("name", ctypes.c_char_p),
                 ("lossy", ctypes.c_bool), ("floats", ctypes.c_bool),
                 ("param", CodecParam)]
-
-
-def _parse_codec_c(name: str, setting: str) -> Optional[Tuple[int, int]]:
-    """(codec id, parameter) through the library's own parser
-    (incnn_codec_find, incnn_codec_param_parse), None if it rejects it."""
-    c = lib.incnn_codec_find(name.encode())
-    if not c:
-        return None
-    codec = c.contents
-    if not setting:
-        return codec.id, codec.param.def_
-    param = ctypes.c_uint()
-    if lib.incnn_codec_param_parse(ctypes.byref(codec.param),
-                                   setting.encode(), ctypes.byref(param)):
-        return None
-    return codec.id, param.value
-
-
-def parse_codec(spec: str) -> Tuple[int, int, int]:
-    """A codec string -> (codec_mode, codec_id, codec_param).
-
-    "auto", "none", "ebq:2^-10", "zebq:2^-10", "inceptionn:2^-10",
-    "trunc:16", "lz4"; the bound may also be given as plain K ("ebq:10", as
-    INCNN_CODEC takes it), and a bare "ebq"/"zebq"/"inceptionn"/"trunc"
-    takes the codec's default.
-    The library's own parser (incnn_codec_param_parse, the spelling of
-    incctl and INCNN_CODEC) decides when the library has it; the Python
-    rules below are for older libraries. Anything else raises ValueError
-    naming the forms.
-    """
-    if not isinstance(spec, str):
-        raise ValueError(f"codec {spec!r}: want a string: {CODEC_FORMS}")
-    s = spec.strip().lower()
-    if s == "auto":
-        return CODEC_AUTO, 0, 0
-    if s == "none":
-        return CODEC_NONE, 0, 0
-    name, _, param = s.partition(":")
-    if HAVE_C_PARSER:
-        got = _parse_codec_c(name, param) if name else None
-        if got is not None and (got[0] != CODEC_IDS["lz4"] or not param):
-            return CODEC_EMULATE, got[0], got[1]
-        raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
-    cid = CODEC_IDS.get(name)
-    if cid is not None and name in BOUND_CODECS:
-        m = re.fullmatch(r"(?:2\^-)?([0-9]{1,2})", param or "10")
-        if m and BOUND_MIN_K <= int(m.group(1)) <= BOUND_MAX_K:
-            return CODEC_EMULATE, cid, int(m.group(1))
-    elif cid is not None and name == "trunc":
-        if re.fullmatch(r"[0-9]{1,2}", param or "16") and \
-                int(param or "16") in TRUNC_BITS:
-            return CODEC_EMULATE, cid, int(param or "16")
-    elif cid is not None and name == "lz4" and param in ("", "0"):
-        return CODEC_EMULATE, cid, 0
-    raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
-
-
-PARAM_BOUND, PARAM_BITS = 1, 2      # enum incnn_param_kind
-
-
-def _codec_head(codec_id: int) -> Optional[CodecHead]:
-    """The library's codec table entry (incnn_codec_get), if exported."""
-    try:
-        fn = lib["incnn_codec_get"]     # a private function object
-    except AttributeError:
-        return None
-    fn.restype = ctypes.POINTER(CodecHead)
-    fn.argtypes = [ctypes.c_uint]
-    c = fn(codec_id)
-    return c.contents if c else None
-
-
-def codec_label(codec_id: int, param: int) -> str:
-    """The inverse of parse_codec for what incnn_comm_codec() reports,
-    from the library's codec table (any codec it has)."""
-    name = CODEC_NAMES.get(codec_id)
-    if not codec_id:
-        return "none"
-    head = _codec_head(codec_id)
-    if head is not None and head.name:
-        name = head.name.decode()
-        if head.param.kind == PARAM_BOUND:
-            return f"{name}:2^-{param}"
-        if head.param.kind == PARAM_BITS:
-            return f"{name}:{param}"
-        return name
-    if name in BOUND_CODECS:
-        return f"{name}:2^-{param}"
-    if name == "trunc":
-        return f"trunc:{param}"
-    return name or f"codec{codec_id}:{param}"
 
 
 def _candidates() -> list:
@@ -248,6 +142,18 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
         "incnn_comm_strerror": (ctypes.c_char_p, [p]),
         "incnn_allreduce": (c_int, [p, p, c_size]),
         "incnn_comm_barrier": (c_int, [p]),
+        # the codec table and its settings' one spelling (codec_param.h)
+        "incnn_codec_get": (ctypes.POINTER(CodecHead), [ctypes.c_uint]),
+        "incnn_codec_find": (ctypes.POINTER(CodecHead), [ctypes.c_char_p]),
+        "incnn_codec_param_key": (ctypes.c_char_p, [ctypes.c_uint]),
+        "incnn_codec_param_parse": (c_int, [
+            ctypes.POINTER(CodecParam), ctypes.c_char_p,
+            ctypes.POINTER(ctypes.c_uint)]),
+        "incnn_codec_param_format": (ctypes.c_char_p, [
+            ctypes.POINTER(CodecParam), ctypes.c_uint, ctypes.c_char_p,
+            c_size]),
+        "incnn_codec_param_range": (ctypes.c_char_p, [
+            ctypes.POINTER(CodecParam), ctypes.c_char_p, c_size]),
     }
     for name, (res, args) in sigs.items():
         try:
@@ -265,21 +171,94 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
 lib = _bind(_load())
 
 
-def _bind_optional(lib: ctypes.CDLL) -> bool:
-    """The codec setting parser, in libraries that export it."""
-    try:
-        find, parse = lib.incnn_codec_find, lib.incnn_codec_param_parse
-    except AttributeError:
-        return False
-    find.restype = ctypes.POINTER(CodecHead)
-    find.argtypes = [ctypes.c_char_p]
-    parse.restype = ctypes.c_int
-    parse.argtypes = [ctypes.POINTER(CodecParam), ctypes.c_char_p,
-                      ctypes.POINTER(ctypes.c_uint)]
-    return True
+# --- codecs: the library's table and parser (codec.h, codec_param.h) -----
+
+PARAM_NONE = 0          # enum incnn_param_kind: a codec without a setting
 
 
-HAVE_C_PARSER = _bind_optional(lib)
+def codec_head(codec_id: int) -> Optional[CodecHead]:
+    """The library's codec table entry for @codec_id, None if unknown."""
+    c = lib.incnn_codec_get(codec_id)
+    return c.contents if c else None
+
+
+def _codecs() -> list:
+    """Every codec of the library's table, by id."""
+    return [h for h in map(codec_head, range(1, 256)) if h is not None]
+
+
+def _param_value(head: CodecHead, param: int) -> str:
+    """@param as the library formats it, without the keyword ("2^-10",
+    "16"; "" for a codec without a setting)."""
+    buf = ctypes.create_string_buffer(64)
+    text = lib.incnn_codec_param_format(ctypes.byref(head.param), param,
+                                        buf, len(buf)).decode()
+    key = lib.incnn_codec_param_key(head.param.kind)
+    if key and text.startswith(key.decode() + " "):
+        return text[len(key) + 1:]
+    return text
+
+
+def _forms() -> str:
+    """The codec strings State(codec=...) takes, from the library."""
+    out = ['"auto"', '"none"']
+    buf = ctypes.create_string_buffer(64)
+    for h in _codecs():
+        name = h.name.decode()
+        if h.param.kind == PARAM_NONE:
+            out.append(f'"{name}"')
+            continue
+        rng = lib.incnn_codec_param_range(ctypes.byref(h.param), buf,
+                                          len(buf)).decode()
+        out.append(f'"{name}:S" (S in {rng})')
+    return ", ".join(out[:-1]) + " or " + out[-1]
+
+
+CODEC_FORMS = _forms()
+
+
+def parse_codec(spec: str) -> Tuple[int, int, int]:
+    """A codec string -> (codec_mode, codec_id, codec_param).
+
+    "auto", "none", or NAME[:SETTING] as INCNN_CODEC takes it
+    ("ebq:2^-10", "ebq:10", "trunc:16", "lz4"; a bare name takes the
+    codec's default), read by the library's own parser
+    (incnn_codec_find, incnn_codec_param_parse). Anything else raises
+    ValueError naming the forms."""
+    if not isinstance(spec, str):
+        raise ValueError(f"codec {spec!r}: want a string: {CODEC_FORMS}")
+    s = spec.strip().lower()
+    if s == "auto":
+        return CODEC_AUTO, 0, 0
+    if s == "none":
+        return CODEC_NONE, 0, 0
+    name, colon, setting = s.partition(":")
+    c = lib.incnn_codec_find(name.encode()) if name else None
+    if c:
+        head = c.contents
+        param = ctypes.c_uint(head.param.def_)
+        if not colon or (setting and head.param.kind != PARAM_NONE and
+                         not lib.incnn_codec_param_parse(
+                             ctypes.byref(head.param), setting.encode(),
+                             ctypes.byref(param))):
+            return CODEC_EMULATE, head.id, param.value
+    raise ValueError(f"codec {spec!r}: want one of {CODEC_FORMS}")
+
+
+def codec_label(codec_id: int, param: int) -> str:
+    """The inverse of parse_codec for what incnn_comm_codec() reports
+    ("none", "ebq:2^-10", "trunc:16", "lz4")."""
+    head = codec_head(codec_id) if codec_id else None
+    if head is None:
+        return "none" if not codec_id else f"codec {codec_id}"
+    value = _param_value(head, param)
+    return f"{head.name.decode()}:{value}" if value else head.name.decode()
+
+
+def codec_lossy(codec_id: int) -> bool:
+    """The codec (0: none) may change values (the library's table)."""
+    head = codec_head(codec_id) if codec_id else None
+    return bool(head is not None and head.lossy)
 
 
 def _bind_div(lib: ctypes.CDLL) -> bool:
@@ -365,34 +344,33 @@ class Comm:
     Used by one thread at a time, as the C library requires."""
 
     def __init__(self, master_addr: str, master_port: int, rank: int,
-                 world_size: int, codec: str = "auto",
-                 timeout_ms: Optional[int] = None,
-                 init_timeout_ms: Optional[int] = None,
-                 tos: Optional[int] = None,
-                 chunk_bytes: Optional[int] = None,
-                 scale: Optional[int] = None,
-                 error_feedback: Optional[int] = None):
-        mode, cid, param = parse_codec(codec)
+                 world_size: int, codec: str = "auto", *,
+                 store_fd: int = -1, **fields: Any):
+        """@codec as parse_codec reads it; @store_fd: rank 0's listening
+        socket for the store, taken over (closed) by the library even on
+        an error; @fields: other fields of struct incnn_comm_config by
+        name (timeout_ms, tos, method, gvq_d, ...; None: the default)."""
+        names = {f[0] for f in Config._fields_}
         cfg = Config()
         lib.incnn_comm_config_init(ctypes.byref(cfg))
-        self._addr = master_addr.encode()       # keep alive during create
-        cfg.master_addr = self._addr
+        try:
+            mode, cid, param = parse_codec(codec)
+            bad = sorted(set(fields) - names)
+            if bad:
+                raise TypeError(f"incnn: no config field {bad[0]!r}")
+        except BaseException:
+            if store_fd >= 0:
+                os.close(store_fd)
+            raise
+        cfg.master_addr = master_addr.encode()  # the Structure keeps it
         cfg.master_port = master_port
         cfg.rank = rank
         cfg.world_size = world_size
+        cfg.store_fd = store_fd
         cfg.codec_mode, cfg.codec_id, cfg.codec_param = mode, cid, param
-        if timeout_ms is not None:
-            cfg.timeout_ms = timeout_ms
-        if init_timeout_ms is not None:
-            cfg.init_timeout_ms = init_timeout_ms
-        if tos is not None:
-            cfg.tos = tos
-        if chunk_bytes is not None:
-            cfg.chunk_bytes = chunk_bytes
-        if scale is not None:
-            cfg.scale = scale
-        if error_feedback is not None:
-            cfg.error_feedback = error_feedback
+        for name, v in fields.items():
+            if v is not None:
+                setattr(cfg, name, v)
         err = ctypes.create_string_buffer(512)
         handle = ctypes.c_void_p()
         ret = lib.incnn_comm_create(ctypes.byref(handle), ctypes.byref(cfg),

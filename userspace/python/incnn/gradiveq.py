@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import ctypes
 import math
-import weakref
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 
 from . import _lib
-from ._worker import FifoWorker
+from ._base import StateBase, future_value, to_ms
 
 __all__ = ["GradiVeQState", "gradiveq_hook"]
 
@@ -80,35 +79,6 @@ def check_options(d: int, k: int, warmup: int, ts: int, tc: int,
     return float(eps)
 
 
-class _GvqComm(_lib.Comm):
-    """A communicator with method gradiveq (the rest as _lib.Comm)."""
-
-    def __init__(self, addr: str, port: int, rank: int, world: int,
-                 gvq: Dict[str, Any], timeout_ms: Optional[int],
-                 init_timeout_ms: Optional[int]):
-        cfg = _lib.Config()
-        _lib.lib.incnn_comm_config_init(ctypes.byref(cfg))
-        self._addr = addr.encode()
-        cfg.master_addr = self._addr
-        cfg.master_port, cfg.rank, cfg.world_size = port, rank, world
-        cfg.codec_mode = _lib.CODEC_NONE
-        cfg.method = _lib.METHOD_GRADIVEQ
-        for key, v in gvq.items():
-            setattr(cfg, "gvq_" + key, v)
-        if timeout_ms is not None:
-            cfg.timeout_ms = timeout_ms
-        if init_timeout_ms is not None:
-            cfg.init_timeout_ms = init_timeout_ms
-        err = ctypes.create_string_buffer(512)
-        handle = ctypes.c_void_p()
-        ret = _lib.lib.incnn_comm_create(ctypes.byref(handle),
-                                         ctypes.byref(cfg), err, len(err))
-        if ret:
-            raise _lib.CommError(f"incnn_comm_create: {err.value.decode()} "
-                                 f"({_lib._errname(ret)})", -ret)
-        self._h = handle
-
-
 def describe(params: List[torch.Tensor], base: int, fc: bool
              ) -> Tuple[List[_lib.Layer], int]:
     """incnn_layer descriptors of @params laid out one after the other
@@ -129,7 +99,7 @@ def describe(params: List[torch.Tensor], base: int, fc: bool
     return out, off
 
 
-class GradiVeQState(FifoWorker):
+class GradiVeQState(StateBase):
     """GradiVeQ in incnn's communicator, for it.gradiveq_hook.
 
     d, k:     slice size (2..1024) and compressed size (1..d - 1)
@@ -142,7 +112,7 @@ class GradiVeQState(FifoWorker):
               "mgwfbp"); bucket_bytes for "fixed" (0: 25 MB)
     The defaults are the C library's. port, timeout, process_group,
     master_addr, init_timeout as incnn.torch.State (default port:
-    INCNN_PORT, else MASTER_PORT + 1).
+    INCNN_PORT, else none: the process group's store).
     """
 
     def __init__(self, d: int = 256, k: int = 32, warmup: int = 1000,
@@ -161,21 +131,12 @@ class GradiVeQState(FifoWorker):
                               "incnn_allreduce_layers: rebuild it")
         self.d, self.k, self.warmup, self.ts, self.tc = d, k, warmup, ts, tc
         self.eps, self.fc, self.sched = eps, bool(fc), sched
-        # State's checks and rendezvous settings, without its comm
-        from .torch import _rendezvous
-        addr, port = _rendezvous(master_addr, port, "incnn GradiVeQState",
-                                 "master_addr=..., port=...")
-        if not dist.is_available() or not dist.is_initialized():
-            from .torch import _no_group
-            raise _no_group()
-        self.process_group = process_group
-        self.rank = dist.get_rank(process_group)
-        self.world_size = dist.get_world_size(process_group)
-        ms = (lambda s: None if s is None else max(1, round(s * 1000)))
-        gvq = dict(d=d, k=k, warmup=warmup, ts=ts, tc=tc,
-                   fc=1 if fc else 0, eps=c_eps)
-        self._comm = _GvqComm(addr, port, self.rank, self.world_size, gvq,
-                              ms(timeout), ms(init_timeout))
+        self._group_init(process_group)
+        self._comm = self._comm_create(
+            "none", port, master_addr, init_timeout,
+            timeout_ms=to_ms(timeout), method=_lib.METHOD_GRADIVEQ,
+            gvq_d=d, gvq_k=k, gvq_warmup=warmup, gvq_ts=ts, gvq_tc=tc,
+            gvq_fc=1 if fc else 0, gvq_eps=c_eps)
         self._opts = _lib.LayersOpts()
         _lib.lib.incnn_layers_opts_init(ctypes.byref(self._opts))
         self._opts.no_wait = True
@@ -183,18 +144,11 @@ class GradiVeQState(FifoWorker):
         self._pending: List[Tuple[Any, Future]] = []
         self._wire = {p: 0 for p in PHASES}
         self._iters = {p: 0 for p in PHASES}
-        self._worker_start(self._run, f"incnn-gradiveq-{self.rank}")
-        _states.add(self)
+        self._worker_start(f"incnn-gradiveq-{self.rank}")
 
     def __repr__(self) -> str:
         return (f"<incnn GradiVeQState rank {self.rank}/{self.world_size} "
                 f"d {self.d} k {self.k}{' closed' if self._closed else ''}>")
-
-    def __enter__(self) -> "GradiVeQState":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def status(self) -> _lib.GvqStatus:
         st = _lib.GvqStatus()
@@ -236,27 +190,21 @@ class GradiVeQState(FifoWorker):
         for buf in buffers:
             buf.div_(self.world_size)
 
-    def _run(self) -> None:
-        while True:
-            job = self._q.get()
-            if job is None:
-                return
-            try:
-                self.reduce([b for b, _, _ in job], [p for _, p, _ in job])
-            except Exception as e:              # noqa: BLE001 - to the future
-                for _, _, fut in job:
-                    fut.set_exception(e)
-                continue
-            for buf, _, fut in job:
-                fut.set_result(buf)
+    def _work(self, job: List[Tuple[torch.Tensor, List[torch.Tensor],
+                                    Future]]
+              ) -> Iterable[Tuple[Future, torch.Tensor]]:
+        self.reduce([b for b, _, _ in job], [p for _, p, _ in job])
+        return [(fut, buf) for buf, _, fut in job]
+
+    def _futures(self, job: List[Tuple[Any, Any, Future]]
+                 ) -> Iterable[Future]:
+        return [fut for _, _, fut in job]
 
     # --- submitting ----------------------------------------------------
     def submit(self, bucket: dist.GradBucket) -> Future:
         """Record @bucket; at the iteration's last bucket queue them all.
         The future's value is the bucket's buffer, averaged."""
-        with self._lock:
-            if self._closed:
-                raise RuntimeError(f"incnn: {self!r} is closed")
+        self._check_open()
         fut = Future()
         self._pending.append((bucket.buffer(), list(bucket.parameters()),
                               fut))
@@ -283,24 +231,9 @@ class GradiVeQState(FifoWorker):
             "wire_bytes_per_iter": per,
         }
 
-    def close(self) -> None:
-        """Finish the queued work, stop the thread, leave the job."""
-        if not self._worker_stop():
-            return
+    def _stop(self) -> None:
+        """After the queue (close()): leave the job."""
         self._comm.close()
-        _states.discard(self)
-
-
-_states: "weakref.WeakSet[GradiVeQState]" = weakref.WeakSet()
-
-
-def _close_all() -> None:
-    for s in list(_states):
-        s.close()
-
-
-import atexit  # noqa: E402
-atexit.register(_close_all)
 
 
 # real annotations: DDP's register_comm_hook compares them with its own
@@ -308,8 +241,4 @@ def gradiveq_hook(state: GradiVeQState, bucket: dist.GradBucket
                   ) -> torch.futures.Future[torch.Tensor]:
     """DDP communication hook: GradiVeQ-compressed average of the
     iteration's buckets through incnn (see the module doc)."""
-    return state.submit(bucket).then(_value)
-
-
-def _value(fut: Future) -> torch.Tensor:
-    return fut.value()
+    return state.submit(bucket).then(future_value)

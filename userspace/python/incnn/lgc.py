@@ -39,115 +39,20 @@ DDP's backward raises it). Backward goes on while a bucket is processed.
 
 import math
 import zlib
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass, fields, replace
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from ._worker import FifoWorker
+from ._base import StateBase, future_value
+from .allreduce import State
+# Autoencoder and ae_loss: also incnn.lgc's names, as before the module
+from .autoencoder import (AEOptions, Autoencoder, ae_loss,  # noqa: F401
+                          ae_train_step, padded)
 
-if TYPE_CHECKING:                   # incnn.torch imports this module
-    from .torch import State
-
-__all__ = ["LGCState", "lgc_hook", "Autoencoder"]
-
-STRIDE = 16             # vectors are padded to a multiple of this
-
-
-class Autoencoder(nn.Module):
-    """The paper's 1-D convolutional autoencoder: encoder of 5 conv layers
-    with leaky ReLU between them, decoder of 5 transposed convolutions.
-    A vector of length L (a multiple of 16) becomes a code of L/stride
-    (stride 1, 2, 4, 8 or 16: that many of the first four layers halve
-    the length)."""
-
-    def __init__(self, width: int = 16, seed: int = 0, stride: int = 16,
-                 init: str = "torch"):
-        super().__init__()
-        if stride not in (1, 2, 4, 8, 16):
-            raise ValueError(f"incnn.lgc: code stride {stride!r} must be "
-                             "1, 2, 4, 8 or 16")
-        if init not in INITS:
-            raise ValueError(f"incnn.lgc: init {init!r} must be one of "
-                             f"{', '.join(INITS)}")
-        self.stride = stride
-        halve = [i < stride.bit_length() - 1 for i in range(4)]
-        with torch.random.fork_rng():     # the same weights on every rank
-            torch.manual_seed(seed)
-            self.encoder, self.decoder = self._build(width, halve)
-            if init == "unit":
-                init_autoencoder(self)
-
-    @staticmethod
-    def _build(w: int, halve: List[bool]) -> Tuple[nn.Module, nn.Module]:
-        act = nn.LeakyReLU
-        enc: List[nn.Module] = []
-        dec: List[nn.Module] = [nn.ConvTranspose1d(1, w, 5, 1, 2), act()]
-        for i, h in enumerate(halve):
-            enc += [nn.Conv1d(1 if i == 0 else w, w, 5, 2 if h else 1, 2),
-                    act()]
-        enc.append(nn.Conv1d(w, 1, 5, 1, 2))
-        for i, h in enumerate(reversed(halve)):
-            out = 1 if i == 3 else w
-            dec.append(nn.ConvTranspose1d(w, out, 4, 2, 1) if h else
-                       nn.ConvTranspose1d(w, out, 5, 1, 2))
-            if i < 3:
-                dec.append(act())
-        return nn.Sequential(*enc), nn.Sequential(*dec)
-
-    def encode(self, x: torch.Tensor) -> torch.Tensor:
-        """(L,) -> (L/stride,)"""
-        return self.encoder(x.view(1, 1, -1)).view(-1)
-
-    def decode(self, c: torch.Tensor) -> torch.Tensor:
-        """(L/stride,) -> (L,)"""
-        return self.decoder(c.view(1, 1, -1)).view(-1)
-
-
-INITS = ("torch", "unit")
-NORMS = ("rms", "l2")
-
-
-def init_autoencoder(ae: nn.Module) -> None:
-    """The "unit" initialisation: weights N(0, 1/fan_in) (fan_in of a
-    transposed convolution: in_channels * kernel / stride), biases 0.
-    PyTorch's default divides the variance by ~3 per layer and adds
-    biases: at init our output does not depend on its input (< 1e-4 of
-    it, docs/lgc.md). Uses torch's global RNG."""
-    with torch.no_grad():
-        for m in ae.modules():
-            if isinstance(m, nn.ConvTranspose1d):
-                fan = m.in_channels * m.kernel_size[0] / m.stride[0]
-            elif isinstance(m, nn.Conv1d):
-                fan = m.in_channels * m.kernel_size[0]
-            else:
-                continue
-            m.weight.normal_(0.0, math.sqrt(1.0 / fan))
-            if m.bias is not None:
-                m.bias.zero_()
-
-
-def padded(n: int) -> int:
-    return max(STRIDE, -(-n // STRIDE) * STRIDE)
-
-
-def ae_loss(ae: Autoencoder, vecs: torch.Tensor) -> torch.Tensor:
-    """The paper's eq. (11): || D(mean_k E(g_k)) - mean_k g_k ||^2 for the
-    rows of @vecs (K x L, L a multiple of 16)."""
-    codes = torch.stack([ae.encode(v) for v in vecs])
-    rec = ae.decode(codes.mean(0))
-    return ((rec - vecs.mean(0)) ** 2).sum()
-
-
-def ae_train_step(ae: Autoencoder, opt: torch.optim.Optimizer,
-                  vecs: torch.Tensor) -> float:
-    with torch.enable_grad():          # DDP's hooks run without grad
-        opt.zero_grad()
-        loss = ae_loss(ae, vecs)
-        loss.backward()
-        opt.step()
-    return float(loss)
+__all__ = ["LGCState", "LGCOptions", "AEOptions", "lgc_hook", "Autoencoder"]
 
 
 class _Param:
@@ -199,96 +104,139 @@ class _Job:
 STAGE_KEYS = ("sent", "baseline", "index", "iterations")
 
 
-class LGCState(FifoWorker):
-    """LGC's state on one rank (see the module doc).
+@dataclass(frozen=True)
+class LGCOptions:
+    """LGC's algorithm settings (LGCState(options=...), or the same names
+    as keywords).
 
-    model:    the module DDP wraps (its first and last modules with
-              parameters are the layer exceptions); None: no exceptions
     alpha:    fraction of each parameter's positions selected, in (0, 1]
               (the paper: 0.1 % = 0.001)
     t1, t2:   iterations of stage 1 and 2 (>= 0; the paper: ~200, 300)
     momentum: DGC's momentum correction factor in [0, 1) (use an optimizer
               without momentum with it, as DGC does; 0: plain residual)
-    ae_lr:    the autoencoder's learning rate (the paper: SGD, 0.001)
-    ae_optim: "sgd" (the paper) or "adam" (converges in the short stage 2
-              of small jobs where SGD at 0.001 does not: docs/lgc.md)
-    code_stride: the code is 1/code_stride of the top-k vector (1..16,
-              powers of 2; the paper gives no figure)
     feedback: (not in the paper) in stage 3, keep in the residual what the
               decoder's output missed of this rank's selected values
               (error feedback: docs/lgc.md), rather than clearing them
-    ae_init:  the autoencoder's initial weights: "torch" (PyTorch's
-              default) or "unit" (variance-keeping: init_autoencoder)
-    ae_norm:  the autoencoder's input is the selected values divided by
-              the leader's "rms" (root mean square) or "l2" (L2 norm) of
-              its own (the loss is then O(1) whatever the length)
     trainer:  the rank that gathers the vectors, trains the autoencoder in
               stage 2 and broadcasts its weights (the paper's "selected
               node"), in [0, world size)
     measure:  in stage 3, also average the selected values exactly (gloo,
               not counted in the rates) to record the reconstruction
               error in stats()["3"]["rec_err"]
-    codec, port, timeout, **kw: for the incnn State made here (codec
-              "auto" sends the codes marked, through the module's codec);
-              or pass state= an existing incnn.torch.State
     """
 
-    def __init__(self, model: Optional[nn.Module] = None, alpha: float = 0.001,
-                 t1: int = 200, t2: int = 300, momentum: float = 0.9,
-                 ae_lr: float = 0.001, ae_optim: str = "sgd",
-                 codec: str = "none",
-                 port: Optional[int] = None, timeout: Optional[float] = None,
-                 *, state: Optional["State"] = None, width: int = 16,
-                 seed: int = 0, feedback: bool = False,
-                 code_stride: int = 16, trainer: int = 0,
-                 measure: bool = False, ae_init: str = "torch",
-                 ae_norm: str = "rms", **kw: Any):
-        if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
-            raise ValueError(f"incnn.lgc: alpha {alpha!r} must be in (0, 1]")
-        for name, t in (("t1", t1), ("t2", t2)):
+    alpha: float = 0.001
+    t1: int = 200
+    t2: int = 300
+    momentum: float = 0.9
+    feedback: bool = False
+    trainer: int = 0
+    measure: bool = False
+
+    def check(self) -> None:
+        """ValueError naming the setting and its limits."""
+        if not (isinstance(self.alpha, (int, float)) and
+                0 < self.alpha <= 1):
+            raise ValueError(f"incnn.lgc: alpha {self.alpha!r} must be in "
+                             "(0, 1]")
+        for name, t in (("t1", self.t1), ("t2", self.t2)):
             if not isinstance(t, int) or t < 0:
                 raise ValueError(f"incnn.lgc: {name} {t!r} must be an "
                                  "integer >= 0")
-        if not 0 <= momentum < 1:
-            raise ValueError(f"incnn.lgc: momentum {momentum!r} must be in "
-                             "[0, 1)")
-        if not ae_lr > 0:
-            raise ValueError(f"incnn.lgc: ae_lr {ae_lr!r} must be > 0")
-        if code_stride not in (1, 2, 4, 8, 16):
-            raise ValueError(f"incnn.lgc: code_stride {code_stride!r} must "
-                             "be 1, 2, 4, 8 or 16")
-        if ae_optim not in ("sgd", "adam"):
-            raise ValueError(f"incnn.lgc: ae_optim {ae_optim!r} must be "
-                             "'sgd' or 'adam'")
-        if ae_init not in INITS:
-            raise ValueError(f"incnn.lgc: ae_init {ae_init!r} must be one "
-                             f"of {', '.join(map(repr, INITS))}")
-        if ae_norm not in NORMS:
-            raise ValueError(f"incnn.lgc: ae_norm {ae_norm!r} must be one "
-                             f"of {', '.join(map(repr, NORMS))}")
-        if not isinstance(trainer, int) or trainer < 0:
-            raise ValueError(f"incnn.lgc: trainer {trainer!r} must be a "
-                             "rank in [0, world size)")
-        if dist.is_available() and dist.is_initialized():
-            ws = dist.get_world_size(kw.get("process_group"))
-            if ws < 2:
-                raise ValueError(f"incnn.lgc: world size {ws} must be >= 2 "
-                                 "(LGC averages over ranks)")
-            if trainer >= ws:
-                raise ValueError(f"incnn.lgc: trainer {trainer} must be a "
-                                 f"rank in [0, {ws})")
-        from .torch import State
-        self.state = state if state is not None else \
-            State(codec=codec, port=port, timeout=timeout, **kw)
+        if not 0 <= self.momentum < 1:
+            raise ValueError(f"incnn.lgc: momentum {self.momentum!r} must "
+                             "be in [0, 1)")
+        if not isinstance(self.trainer, int) or self.trainer < 0:
+            raise ValueError(f"incnn.lgc: trainer {self.trainer!r} must be "
+                             "a rank in [0, world size)")
+
+    def check_world(self, world_size: Optional[int]) -> None:
+        """ValueError unless LGC runs on @world_size ranks (None: not known
+        yet)."""
+        if world_size is None:
+            return
+        if world_size < 2:
+            raise ValueError(f"incnn.lgc: world size {world_size} must be "
+                             ">= 2 (LGC averages over ranks)")
+        if self.trainer >= world_size:
+            raise ValueError(f"incnn.lgc: trainer {self.trainer} must be a "
+                             f"rank in [0, {world_size})")
+
+
+# LGCState's keywords for AEOptions' fields (the names before AEOptions)
+AE_KEYWORDS = {"width": "width", "seed": "seed", "code_stride": "code_stride",
+               "ae_init": "init", "ae_norm": "norm", "ae_lr": "lr",
+               "ae_optim": "optim"}
+LGC_KEYWORDS = tuple(f.name for f in fields(LGCOptions))
+
+
+def split_keywords(kw: Dict[str, Any], options: Optional[LGCOptions],
+                   ae: Optional[AEOptions]
+                   ) -> Tuple[LGCOptions, AEOptions, Dict[str, Any]]:
+    """LGCState's keywords: (@options, @ae with the keywords that name
+    their fields, the rest: for the State made there)."""
+    lgc = {k: kw.pop(k) for k in LGC_KEYWORDS if k in kw}
+    aes = {AE_KEYWORDS[k]: kw.pop(k) for k in list(kw) if k in AE_KEYWORDS}
+    return (replace(options or LGCOptions(), **lgc),
+            replace(ae or AEOptions(), **aes), kw)
+
+
+def _group_size(kw: Dict[str, Any]) -> Optional[int]:
+    """The world size of the group LGC would run on, None before the
+    process group."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(kw.get("process_group"))
+    return None
+
+
+class LGCState(StateBase):
+    """LGC's state on one rank (see the module doc).
+
+    model:    the module DDP wraps (its first and last modules with
+              parameters are the layer exceptions); None: no exceptions
+    options:  LGCOptions (alpha, t1, t2, momentum, feedback, trainer,
+              measure), or those names as keywords (which take
+              precedence)
+    ae:       AEOptions (the autoencoder: width, seed, code_stride, init,
+              norm, lr, optim), or as keywords width, seed, code_stride,
+              ae_init, ae_norm, ae_lr, ae_optim
+    state:    an existing incnn.torch.State for the ring allreduce; else
+              one is made here from the other keywords (State's: codec,
+              default "none" here ("auto" sends the codes marked, through
+              the module's codec), port, timeout, process_group, ...)
+    Everything but model is keyword-only.
+    """
+
+    def __init__(self, model: Optional[nn.Module] = None, *,
+                 options: Optional[LGCOptions] = None,
+                 ae: Optional[AEOptions] = None,
+                 state: Optional[State] = None, **kw: Any):
+        opts, aeo, state_kw = split_keywords(dict(kw), options, ae)
+        opts.check()
+        aeo.check()
+        opts.check_world(_group_size(state_kw))
+        if state is not None and state_kw:
+            raise TypeError("incnn.lgc: State keywords "
+                            f"{', '.join(sorted(state_kw))} with state=")
+        state_kw.setdefault("codec", "none")
+        self.state = state if state is not None else State(**state_kw)
         self._own_state = state is None
+        try:
+            opts.check_world(self.state.world_size)
+            self._setup(model, opts, aeo)
+        except BaseException:
+            if self._own_state:
+                self.state.close()
+            raise
+        self._worker_start(f"incnn-lgc-{self.rank}")
+
+    def _setup(self, model: Optional[nn.Module], opts: LGCOptions,
+               aeo: AEOptions) -> None:
+        """Everything but the worker: LGC's process group, the
+        autoencoder, the layer exceptions, the figures."""
+        self.options, self.ae_options = opts, aeo
         self.rank, self.world_size = self.state.rank, self.state.world_size
-        if self.world_size < 2:
-            raise ValueError(f"incnn.lgc: world size {self.world_size} must "
-                             "be >= 2 (LGC averages over ranks)")
-        if trainer >= self.world_size:
-            raise ValueError(f"incnn.lgc: trainer {trainer} must be a rank "
-                             f"in [0, {self.world_size})")
-        pg = self.state.process_group
+        self.process_group = pg = self.state.process_group
         # LGC's own gloo group: its collectives run on the worker thread
         # and must not interleave with the caller's on the same group
         ranks = None if pg is None else dist.get_process_group_ranks(pg)
@@ -297,15 +245,13 @@ class LGCState(FifoWorker):
         # broadcast and gather name global ranks)
         self._global = ranks if ranks is not None else \
             list(range(self.world_size))
-        self.alpha, self.t1, self.t2 = float(alpha), t1, t2
-        self.momentum = float(momentum)
-        self.feedback = bool(feedback)
-        self.trainer = trainer
-        self.measure = bool(measure)
-        self.ae_norm = ae_norm
-        self.ae = Autoencoder(width, seed, code_stride, ae_init)
-        opt = torch.optim.SGD if ae_optim == "sgd" else torch.optim.Adam
-        self.ae_opt = opt(self.ae.parameters(), lr=ae_lr)
+        self.alpha, self.t1, self.t2 = float(opts.alpha), opts.t1, opts.t2
+        self.momentum = float(opts.momentum)
+        self.feedback = bool(opts.feedback)
+        self.trainer = opts.trainer
+        self.measure = bool(opts.measure)
+        self.ae_norm = aeo.norm
+        self.ae, self.ae_opt = aeo.build()
         self.iteration = 0                      # hooks seen (caller's side)
         self.ae_loss: List[float] = []          # the trainer, stage 2
         # the same relative to ||mean g||^2 (1: no better than zeros)
@@ -325,7 +271,6 @@ class LGCState(FifoWorker):
             s: {k: 0 for k in STAGE_KEYS} for s in ("1", "2", "3")}
         self._stats["weights"] = {"sent": 0}
         self._stats["3"].update(rec_sq=0.0, ref_sq=0.0)
-        self._worker_start(self._run, f"incnn-lgc-{self.rank}")
 
     def __repr__(self) -> str:
         return (f"<incnn.LGCState rank {self.rank}/{self.world_size} "
@@ -341,11 +286,8 @@ class LGCState(FifoWorker):
         """The stage of the next iteration the hook will see."""
         return self.stage_of(self.iteration)
 
-    def close(self) -> None:
-        """Finish the queued buckets, stop the worker, close the State
-        made here."""
-        if not self._worker_stop():
-            return
+    def _stop(self) -> None:
+        """After the queue (close()): close the State made here."""
         if self._own_state:
             self.state.close()
 
@@ -353,9 +295,7 @@ class LGCState(FifoWorker):
     def submit(self, bucket: Any) -> torch.futures.Future:
         """Queue one bucket (a dist.GradBucket) of the current iteration;
         the future's value is its buffer, averaged the LGC way."""
-        with self._lock:
-            if self._closed:
-                raise RuntimeError(f"incnn.lgc: {self!r} is closed")
+        self._check_open()
         b = bucket if isinstance(bucket, _Bucket) else _Bucket.of(bucket)
         fut: torch.futures.Future = torch.futures.Future()
         self._q.put(_Job(b, self.iteration, fut))
@@ -363,17 +303,9 @@ class LGCState(FifoWorker):
             self.iteration += 1
         return fut
 
-    def _run(self) -> None:
-        while True:
-            job = self._q.get()
-            if job is None:
-                return
-            try:
-                out = self.process(job.bucket, job.iteration)
-            except Exception as e:              # noqa: BLE001 - to the future
-                job.fut.set_exception(e)
-                continue
-            job.fut.set_result(out)
+    def _work(self, job: _Job
+              ) -> Iterable[Tuple[torch.futures.Future, torch.Tensor]]:
+        return ((job.fut, self.process(job.bucket, job.iteration)),)
 
     # --- rates ---------------------------------------------------------
     def stats(self) -> Dict[str, Any]:
@@ -618,10 +550,4 @@ def lgc_hook(state: LGCState, bucket: dist.GradBucket
              ) -> torch.futures.Future[torch.Tensor]:
     """DDP communication hook: LGC (see the module doc). Returns at once;
     the state's worker thread completes the future (or sets the error)."""
-    # chained: value() re-raises our exception in Python, so DDP's reducer
-    # gets a real error rather than an exception object for a tensor
-    return state.submit(bucket).then(_value)
-
-
-def _value(fut: torch.futures.Future) -> torch.Tensor:
-    return fut.value()
+    return state.submit(bucket).then(future_value)
