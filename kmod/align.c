@@ -388,8 +388,13 @@ static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 	end = READ_ONCE(tp->write_seq) -
 	      !!(READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN);
 	a.lim = max_t(u32, plen, tp->mss_cache) + 3;
+	/*
+	 * never longer than the peer restores: its advmss (rx.c), the MSS
+	 * it advertised less the options in use (timestamps)
+	 */
 	if (tp->rx_opt.mss_clamp)
-		a.lim = min_t(u32, a.lim, tp->rx_opt.mss_clamp);
+		a.lim = min_t(u32, a.lim, tp->rx_opt.mss_clamp -
+			      (tp->tcp_header_len - sizeof(struct tcphdr)));
 
 	spin_lock(&f->lock);
 	a.s = incnn_flow_rel(f, seq);

@@ -167,8 +167,17 @@ static inline void incnn_stat_inc(struct incnn_net *in, enum incnn_stat s)
 	incnn_stat_add(in, s, 1);
 }
 
-void incnn_stats_codec(struct incnn_net *in, u8 codec, u64 in_bytes,
-		       u64 out_bytes, const struct incnn_hist *hist);
+void incnn_stats_codec_n(struct incnn_net *in, u8 codec, unsigned int frames,
+			 u64 in_bytes, u64 out_bytes,
+			 const struct incnn_hist *hist);
+
+/* one frame of @codec (see incnn_stats_codec_n()) */
+static inline void incnn_stats_codec(struct incnn_net *in, u8 codec,
+				     u64 in_bytes, u64 out_bytes,
+				     const struct incnn_hist *hist)
+{
+	incnn_stats_codec_n(in, codec, 1, in_bytes, out_bytes, hist);
+}
 void incnn_stats_sum(struct incnn_net *in, struct incnn_pcpu_stats *sum);
 void incnn_stats_reset(struct incnn_net *in);
 

@@ -248,7 +248,7 @@ static void sf_count(struct incnn_net *in, struct incnn_flow *f,
 	incnn_stat_inc(in, INCNN_STAT_TX_SUPERFRAMES);
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, len);
 	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, pl->wire);
-	incnn_stats_codec(in, pl->c->id, len, pl->wire, &pl->hist);
+	incnn_stats_codec_n(in, pl->c->id, pl->n, len, pl->wire, &pl->hist);
 	spin_lock(&f->lock);
 	f->bytes_orig += len;
 	f->bytes_wire += pl->wire;

@@ -7,8 +7,13 @@
 
 #include "incnn.h"
 
-void incnn_stats_codec(struct incnn_net *in, u8 codec, u64 in_bytes,
-		       u64 out_bytes, const struct incnn_hist *hist)
+/*
+ * @frames frames of @codec, restoring @in_bytes from @out_bytes, with the
+ * value classes @hist (a superframe's wire packets are one frame each)
+ */
+void incnn_stats_codec_n(struct incnn_net *in, u8 codec, unsigned int frames,
+			 u64 in_bytes, u64 out_bytes,
+			 const struct incnn_hist *hist)
 {
 	struct incnn_pcpu_stats *st = this_cpu_ptr(in->stats);
 	struct incnn_codec_stats *cs;
@@ -18,7 +23,7 @@ void incnn_stats_codec(struct incnn_net *in, u8 codec, u64 in_bytes,
 		return;
 	cs = &st->codec[codec];
 	u64_stats_update_begin(&st->syncp);
-	cs->frames++;
+	cs->frames += frames;
 	cs->bytes_in += in_bytes;
 	cs->bytes_out += out_bytes;
 	for (i = 0; i < 4; i++)

@@ -5,10 +5,11 @@
 # with `incctl set superframes on` at both ends a marked stream's GSO skbs
 # travel as version-2 frames restoring many segments each, and the
 # receiver gets exactly the bytes predicted (as_predicted; an odd MSS,
-# with and without netem; netem loss, reordering, duplication,
-# corruption; a receive window smaller than one burst); a version-1-only peer gets and sends version-1 frames; after a
-# long run every socket of the receiver is freed and the host's TCP
-# memory (/proc/net/sockstat) is back. Malformed version-2 frames:
+# with and without netem; MSS 1449 with loss; netem loss, reordering,
+# duplication, corruption; a receive window smaller than one burst); a
+# version-1-only peer gets and sends version-1 frames; after a long run
+# every socket of the receiver is freed and the host's TCP memory
+# (/proc/net/sockstat) is back. Malformed version-2 frames:
 # sframe-inject.sh.
 #
 # Every other guarantee script runs with version 2 negotiated when
@@ -102,6 +103,20 @@ xfer_case odd-mss && v2_used odd-mss 1281
 # alone (tail loss probe) go raw, never hybrid (as_predicted)
 nsx "$NS_A" tc qdisc replace dev va root netem delay 1ms loss 2% reorder 10%
 xfer_case odd-mss-netem
+# MSS 1449 (MTU 1501) with loss: the receivers' ACKs at chunk ends
+# leave TCP retransmitting from inside floats, moved back to the float:
+# such a segment must still fit the peer's advmss (a v1 frame restoring
+# 1452 bytes was dropped as too long, rx_drop_length, until the
+# connection stalled: 4 stalls in 6 runs)
+ip -n "$NS_A" link set va mtu 1501 && ip -n "$NS_B" link set vb mtu 1501
+nsx "$NS_A" tc qdisc replace dev va root netem loss 2%
+for r in 1 2; do
+	xfer_case mss1449-loss-$r &&
+		{ [ "$(c "$NS_B" rx_drop_length)" = 0 ] &&
+			ok "mss1449-loss-$r: no frame too long for the receiver" ||
+			fail "mss1449-loss-$r: no frame too long for the receiver" \
+				"rx_drop_length $(c "$NS_B" rx_drop_length)"; }
+done
 nsx "$NS_A" tc qdisc del dev va root
 ip -n "$NS_A" link set va mtu 1500 && ip -n "$NS_B" link set vb mtu 1500
 
