@@ -178,6 +178,7 @@ static inline void incnn_stats_codec(struct incnn_net *in, u8 codec,
 {
 	incnn_stats_codec_n(in, codec, 1, in_bytes, out_bytes, hist);
 }
+
 void incnn_stats_sum(struct incnn_net *in, struct incnn_pcpu_stats *sum);
 void incnn_stats_reset(struct incnn_net *in);
 
