@@ -112,7 +112,8 @@ $(eval $(call variant,fuzz,$(CLANG),$(FUZZ_CFLAGS)))
 # the math codecs without comparison hooks: a third of fuzz_codec's time,
 # and no help on float comparisons (selftests/fuzz/README.md)
 $(addprefix $(BUILD)/fuzz/obj/kmod/codec/,inceptionn.o inceptionn_avx2.o \
-	ebq.o ebq_avx2.o trunc.o): CFLAGS_EXTRA += -fno-sanitize-coverage=trace-cmp
+	ebq.o ebq_avx2.o zebq.o zebq_avx2.o trunc.o): \
+	CFLAGS_EXTRA += -fno-sanitize-coverage=trace-cmp
 
 $(LIBINCNN_SO_REAL): $(call objs,rel,$(COLL_SRCS) $(NL_SRCS) $(filter-out \
 		$(SRC)/userspace/lib/gen.c,$(CODEC_SRCS)))
