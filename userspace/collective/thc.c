@@ -31,8 +31,6 @@
 #define SUMSQ_LOW	0x1p-100f
 #define TINY_CHUNK	256
 
-#define fail incnn_coll_errf
-
 void incnn_thc_params_default(struct incnn_thc_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -49,21 +47,21 @@ int incnn_thc_params_check(const struct incnn_thc_params *p, char *err,
 	unsigned int b = p->bits;
 
 	if (b != 1 && b != 2 && b != 4 && b != 8)
-		return fail(err, errlen, -EINVAL,
-			    "thc: bits %u: must be 1, 2, 4 or 8", b);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: bits %u: must be 1, 2, 4 or 8", b);
 	if (p->gran < (1u << b) - 1 || p->gran > 255)
-		return fail(err, errlen, -EINVAL,
-			    "thc: granularity %u: must be in [2^bits - 1, 255] = [%u, 255]",
-			    p->gran, (1u << b) - 1);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: granularity %u: must be in [2^bits - 1, 255] = [%u, 255]",
+				       p->gran, (1u << b) - 1);
 	if (!(p->p >= 1e-9 && p->p <= 0.5))
-		return fail(err, errlen, -EINVAL,
-			    "thc: p %g: must be in [1e-9, 0.5]", p->p);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: p %g: must be in [1e-9, 0.5]", p->p);
 	if (p->block_log2 < INCNN_THC_MIN_BLOCK_LOG2 ||
 	    p->block_log2 > INCNN_THC_MAX_BLOCK_LOG2)
-		return fail(err, errlen, -EINVAL,
-			    "thc: block_log2 %u: must be in [%d, %d]",
-			    p->block_log2, INCNN_THC_MIN_BLOCK_LOG2,
-			    INCNN_THC_MAX_BLOCK_LOG2);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: block_log2 %u: must be in [%d, %d]",
+				       p->block_log2, INCNN_THC_MIN_BLOCK_LOG2,
+				       INCNN_THC_MAX_BLOCK_LOG2);
 	return 0;
 }
 
@@ -194,14 +192,14 @@ int incnn_thc_create(struct incnn_thc **out, const struct incnn_thc_params *p,
 		return rc;
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return fail(err, errlen, -ENOMEM, "thc: out of memory");
+		return incnn_coll_errf(err, errlen, -ENOMEM, "thc: out of memory");
 	t->p = *p;
 	t->k = 1u << p->bits;
 	t->tp = t_of_p(p->p);
 	rc = table_solve(t->k, p->gran, t->tp, t->table);
 	if (rc) {
 		free(t);
-		return fail(err, errlen, rc, "thc: out of memory");
+		return incnn_coll_errf(err, errlen, rc, "thc: out of memory");
 	}
 	table_cells(t);
 	incnn_thc_set_simd(t, true);
@@ -288,16 +286,16 @@ int incnn_thc_lane_bits(const struct incnn_thc *t, unsigned int workers,
 	uint64_t top = (uint64_t)workers * t->p.gran;
 
 	if (!workers)
-		return fail(err, errlen, -EINVAL, "thc: 0 workers");
+		return incnn_coll_errf(err, errlen, -EINVAL, "thc: 0 workers");
 	if (top <= 0xff)
 		return 8;
 	if (top <= 0xffff)
 		return 16;
 	if (top <= 0x7fffffff)
 		return 32;
-	return fail(err, errlen, -ERANGE,
-		    "thc: %u workers: at most %u at granularity %u (sums in 31 bits)",
-		    workers, 0x7fffffffu / t->p.gran, t->p.gran);
+	return incnn_coll_errf(err, errlen, -ERANGE,
+			       "thc: %u workers: at most %u at granularity %u (sums in 31 bits)",
+			       workers, 0x7fffffffu / t->p.gran, t->p.gran);
 }
 
 /* --- keys --------------------------------------------------------------- */
