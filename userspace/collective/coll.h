@@ -342,14 +342,10 @@ COLL_HIDDEN int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
 COLL_HIDDEN void incnn_coll_q_free(struct coll_q *q);
 /* x = decode(encode(x)) in place. 0 or -errno (never for valid input). */
 COLL_HIDDEN int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n);
-/* "ebq 2^-10", "trunc 16 bits", "identity" */
 /* Why incnn_coll_codec_check() refused: a one-line message into @buf. */
 COLL_HIDDEN void incnn_coll_codec_why(unsigned int codec_id,
 				      unsigned int param, char *buf,
 				      size_t len);
-COLL_HIDDEN void incnn_coll_codec_desc(unsigned int codec_id,
-				       unsigned int param, char *buf,
-				       size_t len);
 
 /* --- keyed calls (bucket.c) --------------------------------------------- */
 

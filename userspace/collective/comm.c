@@ -244,8 +244,8 @@ static int cm_job_codec(struct incnn_comm *c, const struct coll_cfg *k,
 			  param == c->codec.param;
 	ret = incnn_coll_q_init(&c->codec.q, c->codec.id, c->codec.param);
 	if (ret) {
-		incnn_coll_codec_desc(c->codec.id, c->codec.param, desc,
-				      sizeof(desc));
+		incnn_codec_label(c->codec.id, c->codec.param, desc,
+				  sizeof(desc));
 		return incnn_coll_fail(c, ret, false, "cannot emulate codec %s",
 				       desc);
 	}

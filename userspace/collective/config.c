@@ -210,15 +210,13 @@ static int cm_resolve_master(const struct incnn_comm_config *cfg,
 	return ret;
 }
 
-/* "auto", "none", "NAME" or "NAME:SETTING" */
+/* "auto", "none", "NAME" or "NAME:SETTING" (incnn_codec_spec_parse()) */
 static int cm_parse_codec(const char *s, struct coll_cfg *k, char *err,
 			  size_t errlen)
 {
-	char name[32];
-	const char *colon = strchr(s, ':');
 	const struct incnn_codec *codec;
-	size_t len = colon ? (size_t)(colon - s) : strlen(s);
-	unsigned int param;
+	unsigned int id, param;
+	char name[32], range[32];
 
 	if (!strcmp(s, "auto")) {
 		k->codec_mode = INCNN_COLL_CODEC_AUTO;
@@ -228,32 +226,25 @@ static int cm_parse_codec(const char *s, struct coll_cfg *k, char *err,
 		k->codec_mode = INCNN_COLL_CODEC_NONE;
 		return 0;
 	}
-	if (len >= sizeof(name))
-		goto bad;
-	memcpy(name, s, len);
-	name[len] = '\0';
+	if (!incnn_codec_spec_parse(s, &id, &param)) {
+		k->codec_mode = INCNN_COLL_CODEC_EMULATE;
+		k->codec_id = id;
+		k->codec_param = param;
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, ":"), s);
 	codec = incnn_codec_find(name);
-	if (!codec)
-		goto bad;
-	param = codec->param.def;
-	if (colon && incnn_codec_param_parse(&codec->param, colon + 1, &param)) {
-		char range[32];
-
-		incnn_coll_msg(err, errlen, "INCNN_CODEC=%s: %s takes %s %s", s,
-			       codec->name,
-			       incnn_codec_param_key(codec->param.kind) ?: "parameter",
-			       incnn_codec_param_range(&codec->param, range,
-						       sizeof(range)));
+	if (!codec) {
+		incnn_coll_msg(err, errlen,
+			       "INCNN_CODEC=%s: want auto, none or NAME[:SETTING] (e.g. ebq:2^-10, trunc:16)",
+			       s);
 		return -EINVAL;
 	}
-	k->codec_mode = INCNN_COLL_CODEC_EMULATE;
-	k->codec_id = codec->id;
-	k->codec_param = param;
-	return 0;
-bad:
-	incnn_coll_msg(err, errlen,
-		       "INCNN_CODEC=%s: want auto, none or NAME[:SETTING] (e.g. ebq:2^-10, trunc:16)",
-		       s);
+	incnn_coll_msg(err, errlen, "INCNN_CODEC=%s: %s takes %s %s", s,
+		       codec->name,
+		       incnn_codec_param_key(codec->param.kind) ?: "parameter",
+		       incnn_codec_param_range(&codec->param, range,
+					       sizeof(range)));
 	return -EINVAL;
 }
 
