@@ -261,4 +261,3 @@ int incnn_coll_allreduce_agg(struct incnn_comm *c, float *buf, size_t n)
 		return ret;
 	return incnn_coll_op_finish(&o, true);
 }
-

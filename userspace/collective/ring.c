@@ -526,4 +526,3 @@ void incnn_coll_div(float *x, size_t n, float d)
 {
 	ring_div(x, n, d);
 }
-
