@@ -55,6 +55,13 @@ struct incnn_codec_param {
 	.def = (def_k),							\
 }
 
+/*
+ * What incnn_codec.max_err() returns besides k >= 0 (every finite value
+ * comes back within 2^-k of itself).
+ */
+#define INCNN_MAX_ERR_EXACT	(-1)	/* lossless: values come back as sent */
+#define INCNN_MAX_ERR_NONE	(-2)	/* no absolute bound (trunc: relative) */
+
 struct incnn_codec {
 	u8 id;
 	const char *name;
@@ -67,6 +74,14 @@ struct incnn_codec {
 	bool floats;
 	/* its parameter, see incnn_codec_check_param() */
 	struct incnn_codec_param param;
+	/*
+	 * The error bound of a valid @param: k when every finite value comes
+	 * back within 2^-k of itself (k >= 0), else INCNN_MAX_ERR_EXACT or
+	 * INCNN_MAX_ERR_NONE. Never NULL.
+	 */
+	int (*max_err)(u8 param);
+	/* the encoder counts its values' size classes in struct incnn_hist */
+	bool hist;
 	/* worst-case body length for @len input bytes */
 	size_t (*bound)(size_t len);
 	/*
@@ -103,6 +118,9 @@ extern const struct incnn_codec incnn_codec_ebq;
 extern const struct incnn_codec incnn_codec_trunc;
 extern const struct incnn_codec incnn_codec_lz4;
 extern const struct incnn_codec incnn_codec_zebq;
+
+/* incnn_codec.max_err() of a codec whose bound is its parameter 2^-k */
+int incnn_codec_max_err_param(u8 param);
 
 /* NULL for an unknown id or name. */
 const struct incnn_codec *incnn_codec_get(unsigned int id);

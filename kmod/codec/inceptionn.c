@@ -197,12 +197,24 @@ static size_t inc_bound(size_t len)
 	return 2 * ((n + GROUP - 1) / GROUP) + 4 * n;
 }
 
+/*
+ * The nominal bound 2^-k does not hold for k > 7: the 8-bit class keeps
+ * 7 fractional bits whatever k is, so the error reaches 2^-7
+ * (docs/codecs.md, "The nominal bound does not hold for k > 7").
+ */
+static int inc_max_err(u8 param)
+{
+	return param < 7 ? param : 7;
+}
+
 const struct incnn_codec incnn_codec_inceptionn = {
 	.id = INCNN_CODEC_INCEPTIONN,
 	.name = "inceptionn",
 	.lossy = true,
 	.floats = true,
 	.param = INCNN_CODEC_PARAM_BOUND(10),
+	.max_err = inc_max_err,
+	.hist = true,
 	.bound = inc_bound,
 	.encode = inc_encode,
 	.decode = inc_decode,

@@ -41,6 +41,11 @@ static size_t lz4_bound(size_t len)
 	return len > LZ4_MAX_LEN ? 0 : incnn_lz4_bound(len);
 }
 
+static int lz4_max_err(u8 __always_unused param)
+{
+	return INCNN_MAX_ERR_EXACT;
+}
+
 const struct incnn_codec incnn_codec_lz4 = {
 	.id = INCNN_CODEC_LZ4,
 	.name = "lz4",
@@ -52,6 +57,8 @@ const struct incnn_codec incnn_codec_lz4 = {
 		.max = 0,
 		.def = 0,
 	},
+	.max_err = lz4_max_err,
+	.hist = false,
 	.bound = lz4_bound,
 	.encode = lz4_encode,
 	.decode = lz4_decode,

@@ -88,6 +88,12 @@ static size_t trunc_bound(size_t len)
 	return len / 4 * 3;
 }
 
+/* the error is relative to the value (the bits dropped), not absolute */
+static int trunc_max_err(u8 __always_unused param)
+{
+	return INCNN_MAX_ERR_NONE;
+}
+
 const struct incnn_codec incnn_codec_trunc = {
 	.id = INCNN_CODEC_TRUNC,
 	.name = "trunc",
@@ -99,6 +105,8 @@ const struct incnn_codec incnn_codec_trunc = {
 		.max = 24,
 		.def = 16,
 	},
+	.max_err = trunc_max_err,
+	.hist = false,
 	.bound = trunc_bound,
 	.encode = trunc_encode,
 	.decode = trunc_decode,

@@ -299,6 +299,98 @@ TEST(codec_param_text)
 	EXPECT_NULL(incnn_codec_param_key(INCNN_PARAM_NONE));
 }
 
+/* incnn_codec.max_err and .hist of every codec, through the library's API */
+TEST(codec_max_err)
+{
+	unsigned int id;
+
+	for (id = 1; id <= INCNN_CODEC_MAX; id++) {
+		const struct incnn_codec *c = incnn_codec_get(id);
+
+		ASSERT_NE(NULL, c);
+		ASSERT_NE(NULL, c->max_err);
+		EXPECT_EQ(c->lossy, c->max_err(c->param.def) != INCNN_MAX_ERR_EXACT);
+	}
+	EXPECT_EQ(10, incnn_codec_ebq.max_err(10));
+	EXPECT_EQ(30, incnn_codec_zebq.max_err(30));
+	EXPECT_EQ(6, incnn_codec_inceptionn.max_err(6));
+	EXPECT_EQ(7, incnn_codec_inceptionn.max_err(10));
+	EXPECT_EQ(INCNN_MAX_ERR_NONE, incnn_codec_trunc.max_err(16));
+	EXPECT_EQ(INCNN_MAX_ERR_EXACT, incnn_codec_lz4.max_err(0));
+	EXPECT_TRUE(incnn_codec_ebq.hist && incnn_codec_zebq.hist &&
+		    incnn_codec_inceptionn.hist);
+	EXPECT_FALSE(incnn_codec_trunc.hist || incnn_codec_lz4.hist);
+
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_EBQ, 10) == 0x1p-10);
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_ZEBQ, 1) == 0.5);
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_INCEPTIONN, 10) == 0x1p-7);
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_LZ4, 0) == 0);
+	EXPECT_TRUE(incnn_codec_max_err(0, 0) == 0);
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_TRUNC, 16) == -1);
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_EBQ, 31) == -1);
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_EBQ, 266) == -1);
+	EXPECT_TRUE(incnn_codec_max_err(INCNN_CODEC_MAX + 1, 0) == -1);
+}
+
+/* A codec with its setting as one word, and back */
+TEST(codec_label)
+{
+	unsigned int id = 99, p = 99;
+	char buf[48];
+
+	EXPECT_STREQ("ebq:2^-10", incnn_codec_label(INCNN_CODEC_EBQ, 10, buf, sizeof(buf)));
+	EXPECT_STREQ("zebq:2^-8", incnn_codec_label(INCNN_CODEC_ZEBQ, 8, buf, sizeof(buf)));
+	EXPECT_STREQ("inceptionn:2^-10",
+		     incnn_codec_label(INCNN_CODEC_INCEPTIONN, 10, buf, sizeof(buf)));
+	EXPECT_STREQ("trunc:16", incnn_codec_label(INCNN_CODEC_TRUNC, 16, buf, sizeof(buf)));
+	EXPECT_STREQ("lz4", incnn_codec_label(INCNN_CODEC_LZ4, 0, buf, sizeof(buf)));
+	EXPECT_STREQ("none", incnn_codec_label(0, 0, buf, sizeof(buf)));
+	EXPECT_STREQ("ebq param 31", incnn_codec_label(INCNN_CODEC_EBQ, 31, buf, sizeof(buf)));
+	EXPECT_STREQ("trunc param 12", incnn_codec_label(INCNN_CODEC_TRUNC, 12, buf, sizeof(buf)));
+	EXPECT_STREQ("lz4 param 1", incnn_codec_label(INCNN_CODEC_LZ4, 1, buf, sizeof(buf)));
+	EXPECT_STREQ("codec 200 param 3", incnn_codec_label(200, 3, buf, sizeof(buf)));
+
+	EXPECT_EQ(0, incnn_codec_spec_parse("ebq:2^-10", &id, &p));
+	EXPECT_EQ(INCNN_CODEC_EBQ, id);
+	EXPECT_EQ(10, p);
+	EXPECT_EQ(0, incnn_codec_spec_parse("zebq:12", &id, &p));
+	EXPECT_EQ(INCNN_CODEC_ZEBQ, id);
+	EXPECT_EQ(12, p);
+	EXPECT_EQ(0, incnn_codec_spec_parse("inceptionn", &id, &p));
+	EXPECT_EQ(INCNN_CODEC_INCEPTIONN, id);
+	EXPECT_EQ(10, p);
+	EXPECT_EQ(0, incnn_codec_spec_parse("trunc:24", &id, &p));
+	EXPECT_EQ(INCNN_CODEC_TRUNC, id);
+	EXPECT_EQ(24, p);
+	EXPECT_EQ(0, incnn_codec_spec_parse("lz4", &id, &p));
+	EXPECT_EQ(INCNN_CODEC_LZ4, id);
+	EXPECT_EQ(0, p);
+	EXPECT_EQ(0, incnn_codec_spec_parse("none", &id, &p));
+	EXPECT_EQ(0, id);
+	EXPECT_EQ(0, p);
+	EXPECT_EQ(-ERANGE, incnn_codec_spec_parse("ebq:2^-31", &id, &p));
+	EXPECT_EQ(-ERANGE, incnn_codec_spec_parse("trunc:12", &id, &p));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("ebq:x", &id, &p));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("foo:2^-10", &id, &p));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("", &id, &p));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("auto", &id, &p));
+
+	/* every label of a valid setting parses back to it */
+	for (id = 1; id <= INCNN_CODEC_MAX; id++) {
+		const struct incnn_codec *c = incnn_codec_get(id);
+		unsigned int v, got_id, got_p;
+
+		for (v = c->param.min; v <= c->param.max; v++) {
+			if (incnn_codec_check_param(c, v))
+				continue;
+			incnn_codec_label(id, v, buf, sizeof(buf));
+			EXPECT_EQ(0, incnn_codec_spec_parse(buf, &got_id, &got_p));
+			EXPECT_EQ(id, got_id);
+			EXPECT_EQ(v, got_p);
+		}
+	}
+}
+
 /* --- reference models, written from the paper's pseudo-code ------------ */
 
 /* Algorithm 2 for one value: returns the tag, stores the payload. */

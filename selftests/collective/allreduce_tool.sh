@@ -202,7 +202,7 @@ layers_text() {	# one schedule, ps, emulated codec, --check
 	[ "$want" -gt 4 ] &&
 	[ "$(grep -vc '^#' "$tmp/l.txt")" = 1 ] &&
 	grep -qE "^  fixed +$want .* yes\$" "$tmp/l.txt" &&
-	grep -q '^# incnn-allreduce: 3 ranks (local processes), algo ps, codec ebq 2^-8, model googlenet (115 layers, 6624904 floats)' "$tmp/l.txt"
+	grep -q '^# incnn-allreduce: 3 ranks (local processes), algo ps, codec ebq:2^-8, model googlenet (115 layers, 6624904 floats)' "$tmp/l.txt"
 }
 
 # expect_usage ARGS...: exit status 2, exactly one line on stderr, nothing

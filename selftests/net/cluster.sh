@@ -131,7 +131,7 @@ for cfg in "WA ps -" "WA+C ps ebq" "INC ring -" "INC+C ring ebq"; do
 		cname=none
 	else
 		cluster_rule codec ebq bound 2^-8
-		cname="ebq 2^-8"
+		cname="ebq:2^-8"
 	fi
 	if cluster_allreduce "$TMP/t.json" -b "$TSIZE" -e "$TSIZE" -i 1 -w 0 \
 		--scale 1e-2 --algo "$algo" --codec auto --check; then

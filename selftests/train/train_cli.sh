@@ -73,7 +73,7 @@ one_vs_two() {
 codec_replicas() {	# codec bound
 	"$tool" "${small[@]}" -n 4 --epochs 1 --codec "$1" --bound "$2" \
 		--log "$tmp/c.log" || return 1
-	grep -q "^# incnn-train: 4 ranks (local processes), algo ring, codec $1 $2," "$tmp/c.log" &&
+	grep -q "^# incnn-train: 4 ranks (local processes), algo ring, codec $1:$2," "$tmp/c.log" &&
 	[ "$(field "$tmp/c.log" epoch identical)" = 4 ] &&
 	"$tool" "${small[@]}" -n 4 --epochs 1 --codec none --log "$tmp/n.log" &&
 	# the codec changed the training (but not iteration 1's loss)

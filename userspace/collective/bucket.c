@@ -3,7 +3,7 @@
  * Keyed calls (incnn_allreduce_bucket): per gradient bucket, the scale
  * 2^e that makes the codec's bound relative to the bucket's magnitude and
  * the error-feedback residuals, kept between calls. The per-value
- * transform runs inside the ring's passes (ops.c, struct coll_bkrun); this
+ * transform runs inside the ring's passes (ring.c, struct coll_bkrun); this
  * file keeps the state, agrees on the first call's e and derives the next
  * call's e from the result (collective.h and docs/training.md give the
  * rule).

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * incnn collective: internals shared by its files, one concern each:
+ *	err.c		errors (every file's; calls only buf.c)
  *	config.c	struct incnn_comm_config -> struct coll_cfg
- *	comm.c		the communicator's lifecycle and errors
+ *	comm.c		the communicator's lifecycle
  *	store_client.c	every rank's store connection
  *	store.c		rank 0's store thread
  *	buf.c		byte buffers, the store protocol's framing
@@ -10,14 +11,19 @@
  *	link.c		the data connections' setup (state machine)
  *	sock.c		socket helpers
  *	addr.c		socket addresses of either family (parse, print, wire)
- *	ops.c		the ring and worker-aggregator data phases
+ *	xfer.c		one call's transfers: begin, poll, exchange, finish
+ *	ring.c		the ring data phase (fp32)
+ *	agg.c		the worker-aggregator data phase (fp32)
+ *	allreduce.c	the flat calls: the method picks the data phase
+ *	thc_comm.c	THC's data phases; gvq_comm.c GradiVeQ's (layers)
+ *	bucket.c	keyed calls (scale, error feedback)
  *	rule.c		the module's rule (netlink), codec emulation
  *	layers.c	gradient buckets (the pure planner and model tables
  *			are plan.c and models.c)
  *
- * Static functions carry a per-file prefix (cm_, op_, srv_, ly_, pl_,
- * md_); what files share is incnn_coll_* or coll_*, and hidden from
- * libincnn.so.
+ * Static functions carry a per-file prefix (cm_, xf_, ring_, agg_, ar_,
+ * srv_, ly_, pl_, md_); what files share is incnn_coll_* or coll_*,
+ * and hidden from libincnn.so.
  */
 #ifndef INCNN_COLL_H
 #define INCNN_COLL_H
@@ -30,7 +36,9 @@
 #include <string.h>
 #include <time.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "include/incnn/collective.h"
 #include "include/incnn/gradiveq.h"
@@ -102,12 +110,6 @@ struct coll_cfg {
 COLL_HIDDEN int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 					  struct coll_cfg *k, char *err,
 					  size_t errlen);
-/* The cores' errors (errf.c): the message into @err (unless NULL), @rc */
-COLL_HIDDEN int incnn_coll_errf(char *err, size_t errlen, int rc,
-				const char *fmt, ...) COLL_PRINTF(4, 5);
-/* snprintf() into @buf unless it is NULL */
-COLL_HIDDEN void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
-	COLL_PRINTF(3, 4);
 
 /* --- store protocol ------------------------------------------------------
  *
@@ -340,14 +342,10 @@ COLL_HIDDEN int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
 COLL_HIDDEN void incnn_coll_q_free(struct coll_q *q);
 /* x = decode(encode(x)) in place. 0 or -errno (never for valid input). */
 COLL_HIDDEN int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n);
-/* "ebq 2^-10", "trunc 16 bits", "identity" */
 /* Why incnn_coll_codec_check() refused: a one-line message into @buf. */
 COLL_HIDDEN void incnn_coll_codec_why(unsigned int codec_id,
 				      unsigned int param, char *buf,
 				      size_t len);
-COLL_HIDDEN void incnn_coll_codec_desc(unsigned int codec_id,
-				       unsigned int param, char *buf,
-				       size_t len);
 
 /* --- keyed calls (bucket.c) --------------------------------------------- */
 
@@ -361,14 +359,14 @@ struct coll_bucket {
 	struct incnn_bucket_info info;
 };
 
-/* One keyed call's transform, for the ring (ops.c). */
+/* One keyed call's transform, for the ring (ring.c). */
 struct coll_bkrun {
 	float *res;		/* the bucket's residuals, or NULL */
 	float s, inv;		/* 2^e, 2^-e */
 	uint64_t quantised, nonzero, flattened;
 };
 
-/* --- the communicator (comm.c, ops.c) ----------------------------------- */
+/* --- the communicator (comm.c, xfer.c) ----------------------------------- */
 struct incnn_comm {
 	/* the job, as configured (config.c) */
 	int rank, world;
@@ -384,7 +382,7 @@ struct incnn_comm {
 		/*
 		 * This host's module applies the job's codec to our marked
 		 * sends (AUTO found that rule): quantise only what we keep,
-		 * see ops.c.
+		 * see ring.c and agg.c.
 		 */
 		bool wire_q;
 	} codec;
@@ -410,7 +408,7 @@ struct incnn_comm {
 		int *ps_fds;		/* rank 0: from worker w at [w] */
 	} link;
 
-	/* the data phases (ops.c): staging for received partial sums */
+	/* the data phases (ring.c, agg.c): staging for received partial sums */
 	float *stage;
 	size_t stage_cap;	/* floats */
 
@@ -474,6 +472,29 @@ struct incnn_comm {
 	} wfbp;
 };
 
+/* --- errors (err.c): every file's, the one formatter --------------------- */
+
+/* vsnprintf() into @buf unless it is NULL or @len 0 */
+COLL_HIDDEN void incnn_coll_vmsg(char *buf, size_t len, const char *fmt,
+				 va_list ap) COLL_PRINTF(3, 0);
+/* the same with arguments */
+COLL_HIDDEN void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
+	COLL_PRINTF(3, 4);
+/* The cores' errors (thc.c, gradiveq.c): the message into @err, @rc */
+COLL_HIDDEN int incnn_coll_errf(char *err, size_t errlen, int rc,
+				const char *fmt, ...) COLL_PRINTF(4, 5);
+/*
+ * Record the first error (later ones are ignored) and abort: tell the
+ * store (unless @from_store), reset the data connections. Returns the
+ * (first) error.
+ */
+COLL_HIDDEN int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
+				const char *fmt, ...) COLL_PRINTF(4, 5);
+/* Close a socket so that the peer sees a reset. */
+COLL_HIDDEN void incnn_coll_close_rst(int *fd);
+/* Reset every data connection of @c (its store connection stays). */
+COLL_HIDDEN void incnn_coll_reset_data(struct incnn_comm *c);
+
 /* --- store client (store_client.c) ------------------------------------- */
 
 /* after its own deadline, how long a rank waits for a store that went away */
@@ -511,13 +532,6 @@ COLL_HIDDEN int incnn_coll_set_tos(int fd, int tos);
 /* A connect() error worth retrying until the deadline */
 COLL_HIDDEN bool incnn_coll_retryable(int err);
 
-/*
- * Record the first error (later ones are ignored) and abort: tell the
- * store (unless @from_store), reset the data connections. Returns the
- * (first) error.
- */
-COLL_HIDDEN int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
-				const char *fmt, ...) COLL_PRINTF(4, 5);
 /* Send one store message, waiting up to timeout_ms for buffer space. */
 COLL_HIDDEN int incnn_coll_store_send(struct incnn_comm *c, uint16_t type,
 				      const void *payload, size_t len);
@@ -526,25 +540,69 @@ COLL_HIDDEN int incnn_coll_store_send(struct incnn_comm *c, uint16_t type,
  * RESULT of the current call sets got_result. 0 or the error.
  */
 COLL_HIDDEN int incnn_coll_store_pump(struct incnn_comm *c);
-/* Calls in pieces, for thc_comm.c (ops.c): begin a call of @kind and
- * @count (1: go on, 0: one rank, or the error); exchange one ring step
- * (send @slen bytes to the successor while receiving @rlen from the
- * predecessor); finish (DONE, wait for every rank). */
+/* --- one call's transfers (xfer.c), below every data phase ------------- */
+
+/* One collective call in progress. */
+struct coll_op {
+	struct incnn_comm *c;
+	int64_t last;		/* last data progress */
+	uint64_t moved;		/* bytes sent + received in this call */
+	uint64_t rx_total;	/* bytes this rank receives in this call */
+	uint64_t rx_done;
+};
+
+static inline size_t coll_min(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* a nonblocking send()/recv() errno that means "not now" */
+static inline bool coll_again(int e)
+{
+	return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
+}
+
+/* A data connection to/from @peer failed (errno @e; recv's @k 0: EOF):
+ * fail with the store's reason if it comes within a moment. */
+COLL_HIDDEN int incnn_coll_send_error(struct coll_op *o, int peer, int e);
+COLL_HIDDEN int incnn_coll_recv_error(struct coll_op *o, int peer, ssize_t k,
+				      int e);
+/* Fault injection (tests), once per communicator: 0 or the error. */
+COLL_HIDDEN int incnn_coll_fault(struct coll_op *o, int send_fd);
+/* Nothing moved: wait for @n data fds (pfd has room for one more, the
+ * store's) until timeout_ms after the last progress (@what: for the
+ * timeout message). 0 or the error. */
+COLL_HIDDEN int incnn_coll_poll(struct coll_op *o, struct pollfd *pfd, int n,
+				const char *what);
+/* Begin a call of @kind and @count (@data: the store's payload): 1 to go
+ * on, 0 when there is nothing to do (one rank), or the error. */
 COLL_HIDDEN int incnn_coll_call_begin(struct incnn_comm *c, uint32_t kind,
-				      uint64_t count);
+				      uint64_t count, const void *data,
+				      size_t dlen);
+/* The data phase is complete here (DONE unless !@send_done): wait until
+ * it is everywhere. */
+COLL_HIDDEN int incnn_coll_op_finish(struct coll_op *o, bool send_done);
+/* The same, for a call made in pieces (thc_comm.c) */
+COLL_HIDDEN int incnn_coll_call_finish(struct incnn_comm *c);
+/* A flat call's arguments: 0 or the error (the communicator fails). */
+COLL_HIDDEN int incnn_coll_check_args(struct incnn_comm *c, const float *buf,
+				      size_t n);
+/* c->stage holds at least @floats: 0 or -ENOMEM (failed). */
+COLL_HIDDEN int incnn_coll_stage(struct incnn_comm *c, size_t floats);
+/* x = Q(x) with the job's codec: 0 or the error (failed). */
+COLL_HIDDEN int incnn_coll_quantise(struct incnn_comm *c, float *x, size_t n);
+/* One ring step: send @slen bytes to the successor while receiving @rlen
+ * from the predecessor, both to completion. */
 COLL_HIDDEN int incnn_coll_ring_exchange(struct incnn_comm *c,
 					 const void *sbuf, size_t slen,
 					 void *rbuf, size_t rlen);
-COLL_HIDDEN int incnn_coll_call_finish(struct incnn_comm *c);
 /* The same with any two data sockets (@speer, @rpeer: for messages). */
 COLL_HIDDEN int incnn_coll_exchange(struct incnn_comm *c, int sfd, int speer,
 				    const void *sbuf, size_t slen, int rfd,
 				    int rpeer, void *rbuf, size_t rlen);
-/* Set up / free the communicator's THC state (thc_comm.c). */
-COLL_HIDDEN int incnn_coll_thc_init(struct incnn_comm *c,
-				    const struct coll_cfg *k, char *err,
-				    size_t errlen);
-COLL_HIDDEN void incnn_coll_thc_free(struct incnn_comm *c);
+
+/* --- the fp32 data phases (ring.c, agg.c) -------------------------------- */
+
 /* The plain fp32 ring (incnn_allreduce() without the method dispatch) */
 COLL_HIDDEN int incnn_coll_allreduce_ring(struct incnn_comm *c, float *buf,
 					  size_t n);
@@ -554,6 +612,16 @@ COLL_HIDDEN int incnn_coll_allreduce_bk(struct incnn_comm *c, float *buf,
 					struct coll_bkrun *bk);
 /* x[i] = x[i] / d, IEEE division (incnn_allreduce_div's) */
 COLL_HIDDEN void incnn_coll_div(float *x, size_t n, float d);
+/* The plain fp32 worker-aggregator (incnn_allreduce_ps() without the
+ * method dispatch) */
+COLL_HIDDEN int incnn_coll_allreduce_agg(struct incnn_comm *c, float *buf,
+					 size_t n);
+
+/* Set up / free the communicator's THC state (thc_comm.c). */
+COLL_HIDDEN int incnn_coll_thc_init(struct incnn_comm *c,
+				    const struct coll_cfg *k, char *err,
+				    size_t errlen);
+COLL_HIDDEN void incnn_coll_thc_free(struct incnn_comm *c);
 /* Free the keyed calls' state (bucket.c). */
 COLL_HIDDEN void incnn_coll_bk_free(struct incnn_comm *c);
 
@@ -574,8 +642,5 @@ COLL_HIDDEN int incnn_coll_gvq_bucket(struct incnn_comm *c,
 				      const struct incnn_bucket *q);
 /* The call's end: loss monitor, schedule, fits. */
 COLL_HIDDEN int incnn_coll_gvq_end(struct incnn_comm *c);
-
-/* Close a socket so that the peer sees a reset. */
-COLL_HIDDEN void incnn_coll_close_rst(int *fd);
 
 #endif /* INCNN_COLL_H */

@@ -2,7 +2,7 @@
 /*
  * The communicator's lifecycle: create (configuration from config.c,
  * rendezvous through the store client, data connections from link.c),
- * errors, destroy.
+ * destroy; its errors are err.c's.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -20,65 +20,6 @@
 #include <unistd.h>
 
 #include "coll.h"
-
-void incnn_coll_msg(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
-#define cm_msg incnn_coll_msg
-
-/* --- errors ------------------------------------------------------------- */
-
-void incnn_coll_close_rst(int *fd)
-{
-	struct linger lin = { .l_onoff = 1, .l_linger = 0 };
-
-	if (*fd < 0)
-		return;
-	setsockopt(*fd, SOL_SOCKET, SO_LINGER, &lin, sizeof(lin));
-	close(*fd);
-	*fd = -1;
-}
-
-static void cm_reset_data(struct incnn_comm *c)
-{
-	int w;
-
-	incnn_coll_close_rst(&c->link.ring_send_fd);
-	incnn_coll_close_rst(&c->link.ring_recv_fd);
-	incnn_coll_close_rst(&c->link.ps_fd);
-	if (c->link.ps_fds)
-		for (w = 0; w < c->world; w++)
-			incnn_coll_close_rst(&c->link.ps_fds[w]);
-}
-
-int incnn_coll_fail(struct incnn_comm *c, int err, bool from_store,
-		    const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->err)
-		return c->err;
-	c->err = err < 0 ? err : -EIO;
-	va_start(ap, fmt);
-	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
-	va_end(ap);
-	if (!from_store && c->store.fd >= 0) {
-		/* best effort, never waits: the store relays it to everyone */
-		if (!incnn_coll_msg_append(&c->store.out, COLL_MSG_ABORT, c->errmsg,
-					   strlen(c->errmsg)))
-			incnn_coll_buf_flush(c->store.fd, &c->store.out);
-	}
-	cm_reset_data(c);
-	return c->err;
-}
 
 const char *incnn_comm_strerror(const struct incnn_comm *c)
 {
@@ -124,7 +65,7 @@ static void cm_teardown(struct incnn_comm *c)
 		c->store.fd = -1;
 	}
 	if (c->err) {
-		cm_reset_data(c);
+		incnn_coll_reset_data(c);
 	} else {
 		if (c->link.ring_send_fd >= 0)
 			close(c->link.ring_send_fd);
@@ -182,9 +123,9 @@ static int cm_store_listen(const struct coll_cfg *k, int *out, char *err,
 		e = errno;
 	if (e) {
 		close(fd);
-		cm_msg(err, errlen, "rank 0 cannot serve the store on %s: %s",
-		       incnn_coll_addr_str(&k->master, where, sizeof(where)),
-		       strerror(e));
+		incnn_coll_msg(err, errlen, "rank 0 cannot serve the store on %s: %s",
+			       incnn_coll_addr_str(&k->master, where, sizeof(where)),
+			       strerror(e));
 		return -e;
 	}
 	*out = fd;
@@ -303,8 +244,8 @@ static int cm_job_codec(struct incnn_comm *c, const struct coll_cfg *k,
 			  param == c->codec.param;
 	ret = incnn_coll_q_init(&c->codec.q, c->codec.id, c->codec.param);
 	if (ret) {
-		incnn_coll_codec_desc(c->codec.id, c->codec.param, desc,
-				      sizeof(desc));
+		incnn_codec_label(c->codec.id, c->codec.param, desc,
+				  sizeof(desc));
 		return incnn_coll_fail(c, ret, false, "cannot emulate codec %s",
 				       desc);
 	}
@@ -381,7 +322,7 @@ int incnn_comm_create(struct incnn_comm **out,
 		err[0] = '\0';
 	*out = NULL;
 	if (!cfg) {
-		cm_msg(err, errlen, "no configuration");
+		incnn_coll_msg(err, errlen, "no configuration");
 		return -EINVAL;
 	}
 	ret = incnn_coll_config_resolve(cfg, &k, err, errlen);
@@ -394,7 +335,7 @@ int incnn_comm_create(struct incnn_comm **out,
 	if (!c) {
 		if (k.store_fd >= 0)
 			close(k.store_fd);
-		cm_msg(err, errlen, "out of memory");
+		incnn_coll_msg(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	ret = incnn_coll_thc_init(c, &k, err, errlen);
@@ -416,7 +357,7 @@ int incnn_comm_create(struct incnn_comm **out,
 		*out = c;
 		return 0;
 	}
-	cm_msg(err, errlen, "rank %d: %s", c->rank, c->errmsg);
+	incnn_coll_msg(err, errlen, "rank %d: %s", c->rank, c->errmsg);
 	if (!c->err)
 		c->err = ret ? ret : -EIO;
 	ret = c->err;

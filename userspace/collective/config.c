@@ -15,8 +15,6 @@
 
 #include "coll.h"
 
-#define cm_msg incnn_coll_msg
-
 static const char *cm_env(const char *name)
 {
 	const char *v = getenv(name);
@@ -104,14 +102,14 @@ static int cm_resolve_num(const struct cm_num *n,
 			v = n->def;
 		} else if (cm_parse_long(cm_env(n->env), n->min, n->max,
 					 &v)) {
-			cm_msg(err, errlen, "%s=%s: want %s", n->env,
-			       cm_env(n->env), n->range);
+			incnn_coll_msg(err, errlen, "%s=%s: want %s", n->env,
+				       cm_env(n->env), n->range);
 			return -EINVAL;
 		}
 	}
 	if (v < n->min || v > n->max) {
-		cm_msg(err, errlen, "%s %ld is out of range %s", n->what, v,
-		       n->range);
+		incnn_coll_msg(err, errlen, "%s %ld is out of range %s", n->what, v,
+			       n->range);
 		return -EINVAL;
 	}
 	if (n->cfg_size_t)
@@ -131,8 +129,8 @@ static int cm_required(int set, const char *env, long *v, char *err,
 	}
 	if (!cm_parse_long(cm_env(env), 0, LONG_MAX, v))
 		return 0;
-	cm_msg(err, errlen, "%s is %s", env,
-	       cm_env(env) ? "not a number" : "not set");
+	incnn_coll_msg(err, errlen, "%s is %s", env,
+		       cm_env(env) ? "not a number" : "not set");
 	return -EINVAL;
 }
 
@@ -144,21 +142,21 @@ static int cm_resolve_ranks(const struct incnn_comm_config *cfg,
 	if (cm_required(cfg->world_size, "WORLD_SIZE", &v, err, errlen))
 		return -EINVAL;
 	if (v < 1 || v > INCNN_COLL_MAX_WORLD) {
-		cm_msg(err, errlen, "world size %ld is out of range 1..%d", v,
-		       INCNN_COLL_MAX_WORLD);
+		incnn_coll_msg(err, errlen, "world size %ld is out of range 1..%d", v,
+			       INCNN_COLL_MAX_WORLD);
 		return -EINVAL;
 	}
 	k->world = (int)v;
 	if (cm_required(cfg->rank, "RANK", &v, err, errlen))
 		return -EINVAL;
 	if (v >= k->world) {
-		cm_msg(err, errlen, "rank %ld is out of range for world size %d",
-		       v, k->world);
+		incnn_coll_msg(err, errlen, "rank %ld is out of range for world size %d",
+			       v, k->world);
 		return -EINVAL;
 	}
 	k->rank = (int)v;
 	if (k->store_fd >= 0 && k->rank != 0) {
-		cm_msg(err, errlen, "store_fd is for rank 0 only");
+		incnn_coll_msg(err, errlen, "store_fd is for rank 0 only");
 		return -EINVAL;
 	}
 	return 0;
@@ -172,7 +170,7 @@ static int cm_master_from_fd(struct coll_cfg *k, char *err, size_t errlen)
 	if (getsockname(k->store_fd, &k->master.sa, &len) ||
 	    (k->master.sa.sa_family != AF_INET &&
 	     k->master.sa.sa_family != AF_INET6)) {
-		cm_msg(err, errlen, "store_fd is not an IPv4 or IPv6 socket");
+		incnn_coll_msg(err, errlen, "store_fd is not an IPv4 or IPv6 socket");
 		return -EINVAL;
 	}
 	if (coll_sa_is_any(&k->master))
@@ -194,33 +192,31 @@ static int cm_resolve_master(const struct incnn_comm_config *cfg,
 	if (cfg->master_port >= 0) {
 		v = cfg->master_port;
 	} else if (cm_parse_long(cm_env("MASTER_PORT"), 0, 65535, &v)) {
-		cm_msg(err, errlen, "MASTER_PORT is %s",
-		       cm_env("MASTER_PORT") ? "not a port number" : "not set");
+		incnn_coll_msg(err, errlen, "MASTER_PORT is %s",
+			       cm_env("MASTER_PORT") ? "not a port number" : "not set");
 		return -EINVAL;
 	}
 	if (v < 1 || v > 65535) {
-		cm_msg(err, errlen, "master port %ld is out of range 1..65535", v);
+		incnn_coll_msg(err, errlen, "master port %ld is out of range 1..65535", v);
 		return -EINVAL;
 	}
 	if (!addr) {
-		cm_msg(err, errlen, "MASTER_ADDR is not set");
+		incnn_coll_msg(err, errlen, "MASTER_ADDR is not set");
 		return -EINVAL;
 	}
 	ret = coll_sa_parse(addr, (uint16_t)v, &k->master, msg, sizeof(msg));
 	if (ret)
-		cm_msg(err, errlen, "MASTER_ADDR: %s", msg);
+		incnn_coll_msg(err, errlen, "MASTER_ADDR: %s", msg);
 	return ret;
 }
 
-/* "auto", "none", "NAME" or "NAME:SETTING" */
+/* "auto", "none", "NAME" or "NAME:SETTING" (incnn_codec_spec_parse()) */
 static int cm_parse_codec(const char *s, struct coll_cfg *k, char *err,
 			  size_t errlen)
 {
-	char name[32];
-	const char *colon = strchr(s, ':');
 	const struct incnn_codec *codec;
-	size_t len = colon ? (size_t)(colon - s) : strlen(s);
-	unsigned int param;
+	unsigned int id, param;
+	char name[32], range[32];
 
 	if (!strcmp(s, "auto")) {
 		k->codec_mode = INCNN_COLL_CODEC_AUTO;
@@ -230,32 +226,25 @@ static int cm_parse_codec(const char *s, struct coll_cfg *k, char *err,
 		k->codec_mode = INCNN_COLL_CODEC_NONE;
 		return 0;
 	}
-	if (len >= sizeof(name))
-		goto bad;
-	memcpy(name, s, len);
-	name[len] = '\0';
+	if (!incnn_codec_spec_parse(s, &id, &param)) {
+		k->codec_mode = INCNN_COLL_CODEC_EMULATE;
+		k->codec_id = id;
+		k->codec_param = param;
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, ":"), s);
 	codec = incnn_codec_find(name);
-	if (!codec)
-		goto bad;
-	param = codec->param.def;
-	if (colon && incnn_codec_param_parse(&codec->param, colon + 1, &param)) {
-		char range[32];
-
-		cm_msg(err, errlen, "INCNN_CODEC=%s: %s takes %s %s", s,
+	if (!codec) {
+		incnn_coll_msg(err, errlen,
+			       "INCNN_CODEC=%s: want auto, none or NAME[:SETTING] (e.g. ebq:2^-10, trunc:16)",
+			       s);
+		return -EINVAL;
+	}
+	incnn_coll_msg(err, errlen, "INCNN_CODEC=%s: %s takes %s %s", s,
 		       codec->name,
 		       incnn_codec_param_key(codec->param.kind) ?: "parameter",
 		       incnn_codec_param_range(&codec->param, range,
 					       sizeof(range)));
-		return -EINVAL;
-	}
-	k->codec_mode = INCNN_COLL_CODEC_EMULATE;
-	k->codec_id = codec->id;
-	k->codec_param = param;
-	return 0;
-bad:
-	cm_msg(err, errlen,
-	       "INCNN_CODEC=%s: want auto, none or NAME[:SETTING] (e.g. ebq:2^-10, trunc:16)",
-	       s);
 	return -EINVAL;
 }
 
@@ -283,7 +272,7 @@ static int cm_resolve_codec(const struct incnn_comm_config *cfg,
 		return -EINVAL;
 	}
 	if (k->codec_mode > INCNN_COLL_CODEC_EMULATE) {
-		cm_msg(err, errlen, "unknown codec mode %d", (int)k->codec_mode);
+		incnn_coll_msg(err, errlen, "unknown codec mode %d", (int)k->codec_mode);
 		return -EINVAL;
 	}
 	return 0;
@@ -303,16 +292,16 @@ static int cm_resolve_gvq_eps(const struct incnn_comm_config *cfg,
 		errno = 0;
 		v = strtod(s, &end);
 		if (errno || *end || end == s || !(v > 0 && v <= 1)) {
-			cm_msg(err, errlen, "INCNN_GVQ_EPS=%s: want a number in (0, 1] or off",
-			       s);
+			incnn_coll_msg(err, errlen, "INCNN_GVQ_EPS=%s: want a number in (0, 1] or off",
+				       s);
 			return -EINVAL;
 		}
 	}
 	if (v == 0)
 		v = 0.01;
 	if (!(v > 0 && v <= 1) && !(isinf(v) && v > 0)) {
-		cm_msg(err, errlen, "GradiVeQ loss threshold %g is out of range (0, 1] (or +inf: off)",
-		       v);
+		incnn_coll_msg(err, errlen, "GradiVeQ loss threshold %g is out of range (0, 1] (or +inf: off)",
+			       v);
 		return -EINVAL;
 	}
 	k->gvq_eps = v;
@@ -332,15 +321,15 @@ static int cm_resolve_switch(int v, const char *env, const char *on,
 		else if (!strcmp(s, off) || !strcmp(s, "0"))
 			v = 0;
 		else {
-			cm_msg(err, errlen, "%s=%s: want %s or %s", env, s, on,
-			       off);
+			incnn_coll_msg(err, errlen, "%s=%s: want %s or %s", env, s, on,
+				       off);
 			return -EINVAL;
 		}
 	}
 	if (v < 0)
 		v = def;
 	if (v > 1) {
-		cm_msg(err, errlen, "%s %d is out of range 0..1", what, v);
+		incnn_coll_msg(err, errlen, "%s %d is out of range 0..1", what, v);
 		return -EINVAL;
 	}
 	*out = v;
@@ -375,22 +364,22 @@ static int cm_resolve_method(const struct incnn_comm_config *cfg,
 			if (!strcmp(s, names[m]))
 				break;
 		if (m > INCNN_COLL_METHOD_GRADIVEQ) {
-			cm_msg(err, errlen,
-			       "INCNN_METHOD=%s: want none, thc or gradiveq", s);
+			incnn_coll_msg(err, errlen,
+				       "INCNN_METHOD=%s: want none, thc or gradiveq", s);
 			return -EINVAL;
 		}
 	}
 	if (m == INCNN_COLL_METHOD_UNSET)
 		m = INCNN_COLL_METHOD_NONE;
 	if (m > INCNN_COLL_METHOD_GRADIVEQ) {
-		cm_msg(err, errlen, "unknown method %u", m);
+		incnn_coll_msg(err, errlen, "unknown method %u", m);
 		return -EINVAL;
 	}
 	if (m == INCNN_COLL_METHOD_GRADIVEQ) {
 		/* its ring sums PCA coefficients: no codec on them */
 		if (k->codec_mode == INCNN_COLL_CODEC_EMULATE) {
-			cm_msg(err, errlen,
-			       "method gradiveq takes no codec emulation (its ring carries PCA coefficients): use codec none or auto");
+			incnn_coll_msg(err, errlen,
+				       "method gradiveq takes no codec emulation (its ring carries PCA coefficients): use codec none or auto");
 			return -EINVAL;
 		}
 		k->codec_mode = INCNN_COLL_CODEC_NONE;
@@ -421,7 +410,7 @@ int incnn_coll_config_resolve(const struct incnn_comm_config *cfg,
 		char msg[COLL_MSG_LEN - 24];
 
 		if (coll_sa_parse(s, 0, &k->data, msg, sizeof(msg))) {
-			cm_msg(err, errlen, "data address: %s", msg);
+			incnn_coll_msg(err, errlen, "data address: %s", msg);
 			return -EINVAL;
 		}
 		k->have_data = true;

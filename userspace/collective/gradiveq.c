@@ -27,8 +27,6 @@
 #define GVQ_VECTORIZE
 #endif
 
-#define fail incnn_coll_errf
-
 void incnn_gvq_params_default(struct incnn_gvq_params *p)
 {
 	p->d = 256;
@@ -42,13 +40,13 @@ void incnn_gvq_params_default(struct incnn_gvq_params *p)
 static int check_dk(unsigned int d, unsigned int k, char *err, size_t errlen)
 {
 	if (d < 2 || d > INCNN_GVQ_MAX_D)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: slice size d %u: must be in [2, %d]", d,
-			    INCNN_GVQ_MAX_D);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: slice size d %u: must be in [2, %d]", d,
+				       INCNN_GVQ_MAX_D);
 	if (k < 1 || k >= d)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: compressed size k %u: must be in [1, d - 1] = [1, %u]",
-			    k, d - 1);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: compressed size k %u: must be in [1, d - 1] = [1, %u]",
+				       k, d - 1);
 	return 0;
 }
 
@@ -60,21 +58,21 @@ int incnn_gvq_params_check(const struct incnn_gvq_params *p, char *err,
 	if (rc)
 		return rc;
 	if (p->warmup > INCNN_GVQ_MAX_ITERS)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: warm-up %u: must be at most %u",
-			    p->warmup, INCNN_GVQ_MAX_ITERS);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: warm-up %u: must be at most %u",
+				       p->warmup, INCNN_GVQ_MAX_ITERS);
 	if (p->t_s < 2 || p->t_s > INCNN_GVQ_MAX_TS)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: T_s %u: must be in [2, %d]", p->t_s,
-			    INCNN_GVQ_MAX_TS);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: T_s %u: must be in [2, %d]", p->t_s,
+				       INCNN_GVQ_MAX_TS);
 	if (p->t_c < 1 || p->t_c > INCNN_GVQ_MAX_ITERS)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: T_c %u: must be in [1, %u]", p->t_c,
-			    INCNN_GVQ_MAX_ITERS);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: T_c %u: must be in [1, %u]", p->t_c,
+				       INCNN_GVQ_MAX_ITERS);
 	if (!(p->loss_eps > 0 && p->loss_eps <= 1))
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: loss threshold %g: must be in (0, 1]",
-			    p->loss_eps);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: loss threshold %g: must be in (0, 1]",
+				       p->loss_eps);
 	return 0;
 }
 
@@ -92,25 +90,25 @@ int incnn_gvq_conv_check(const struct incnn_gvq_params *p,
 	uint64_t n = (uint64_t)l->filters * l->depth * l->height * l->width;
 
 	if (!l->filters || !l->depth || !l->height || !l->width)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: conv layer %ux%ux%ux%u: every dimension must be >= 1",
-			    l->filters, l->depth, l->height, l->width);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: conv layer %ux%ux%ux%u: every dimension must be >= 1",
+				       l->filters, l->depth, l->height, l->width);
 	if (l->filters > INCNN_GVQ_MAX_LAYER || l->depth > INCNN_GVQ_MAX_LAYER ||
 	    l->height > INCNN_GVQ_MAX_LAYER || l->width > INCNN_GVQ_MAX_LAYER ||
 	    (n / l->filters / l->depth / l->height != l->width) ||
 	    n > INCNN_GVQ_MAX_LAYER)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: conv layer %ux%ux%ux%u: more than %u floats",
-			    l->filters, l->depth, l->height, l->width,
-			    INCNN_GVQ_MAX_LAYER);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: conv layer %ux%ux%ux%u: more than %u floats",
+				       l->filters, l->depth, l->height, l->width,
+				       INCNN_GVQ_MAX_LAYER);
 	if (p->d % l->filters)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: slice size d %u: must be a multiple of the layer's %u filters",
-			    p->d, l->filters);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: slice size d %u: must be a multiple of the layer's %u filters",
+				       p->d, l->filters);
 	if (n < p->d)
-		return fail(err, errlen, -EINVAL,
-			    "gradiveq: conv layer of %llu floats: must hold at least one slice of d = %u",
-			    (unsigned long long)n, p->d);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "gradiveq: conv layer of %llu floats: must hold at least one slice of d = %u",
+				       (unsigned long long)n, p->d);
 	return 0;
 }
 
@@ -179,7 +177,7 @@ int incnn_gvq_pca_create(struct incnn_gvq_pca **out, unsigned int d,
 	}
 	if (!c || !c->u || !c->ut || !c->mu || !c->eig) {
 		incnn_gvq_pca_destroy(c);
-		return fail(err, errlen, -ENOMEM, "gradiveq: out of memory");
+		return incnn_coll_errf(err, errlen, -ENOMEM, "gradiveq: out of memory");
 	}
 	c->d = d;
 	c->k = k;
@@ -608,12 +606,12 @@ int incnn_gvq_layer_create(struct incnn_gvq_layer **out,
 		return rc;
 	g = calloc(1, sizeof(*g));
 	if (!g)
-		return fail(err, errlen, -ENOMEM, "gradiveq: out of memory");
+		return incnn_coll_errf(err, errlen, -ENOMEM, "gradiveq: out of memory");
 	g->p = *p;
 	g->l = *l;
 	g->samples = calloc((size_t)p->t_s * p->d, sizeof(float));
 	rc = g->samples ? incnn_gvq_pca_create(&g->pca, p->d, p->k, err, errlen)
-			: fail(err, errlen, -ENOMEM, "gradiveq: out of memory");
+			: incnn_coll_errf(err, errlen, -ENOMEM, "gradiveq: out of memory");
 	if (rc) {
 		incnn_gvq_layer_destroy(g);
 		return rc;

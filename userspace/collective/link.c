@@ -21,8 +21,6 @@
 
 #include "coll.h"
 
-#define cm_msg incnn_coll_msg
-
 enum cm_link_state {
 	CM_START,	/* (re)connect when retry_at has passed */
 	CM_CONNECTING,

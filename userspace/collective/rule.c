@@ -216,20 +216,3 @@ int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n)
 	}
 	return 0;
 }
-
-void incnn_coll_codec_desc(unsigned int codec_id, unsigned int param,
-			   char *buf, size_t len)
-{
-	const struct incnn_codec *c = incnn_codec_get(codec_id);
-
-	if (!codec_id)
-		snprintf(buf, len, "identity");
-	else if (!c)
-		snprintf(buf, len, "codec %u param %u", codec_id, param);
-	else if (c->param.kind == INCNN_PARAM_BITS)
-		snprintf(buf, len, "%s %u bits", c->name, param);
-	else if (c->param.kind == INCNN_PARAM_BOUND)
-		snprintf(buf, len, "%s 2^-%u", c->name, param);
-	else
-		snprintf(buf, len, "%s", c->name);
-}

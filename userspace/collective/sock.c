@@ -16,8 +16,6 @@
 
 #include "coll.h"
 
-#define cm_msg incnn_coll_msg
-
 static long cm_read_sysctl(const char *path)
 {
 	char buf[32];

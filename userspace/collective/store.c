@@ -111,7 +111,7 @@ static void srv_fail(struct coll_server *s, int code, const char *fmt, ...)
 	if (s->phase == SRV_FAILED)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(s->fail, sizeof(s->fail), fmt, ap);
+	incnn_coll_vmsg(s->fail, sizeof(s->fail), fmt, ap);
 	va_end(ap);
 	s->fail_code = code;
 	/* a disagreement at the rendezvous: the ranks that have not joined

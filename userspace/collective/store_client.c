@@ -17,8 +17,6 @@
 
 #include "coll.h"
 
-#define cm_msg incnn_coll_msg
-
 /* --- store client ------------------------------------------------------- */
 
 int incnn_coll_store_send(struct incnn_comm *c, uint16_t type,

@@ -2,8 +2,8 @@
 /*
  * THC, tensor homomorphic compression: parameters, the optimal lookup
  * table, the randomized Hadamard transform, quantisation, integer lanes
- * and decode, with the scalar reference of every hot loop. See
- * include/incnn/thc.h and docs/thc.md.
+ * and decode (the scalar reference of every hot loop is thc_ref.c, the
+ * AVX2 kernels thc_avx2.c). See include/incnn/thc.h and docs/thc.md.
  */
 #include <errno.h>
 #include <float.h>
@@ -31,8 +31,6 @@
 #define SUMSQ_LOW	0x1p-100f
 #define TINY_CHUNK	256
 
-#define fail incnn_coll_errf
-
 void incnn_thc_params_default(struct incnn_thc_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -49,21 +47,21 @@ int incnn_thc_params_check(const struct incnn_thc_params *p, char *err,
 	unsigned int b = p->bits;
 
 	if (b != 1 && b != 2 && b != 4 && b != 8)
-		return fail(err, errlen, -EINVAL,
-			    "thc: bits %u: must be 1, 2, 4 or 8", b);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: bits %u: must be 1, 2, 4 or 8", b);
 	if (p->gran < (1u << b) - 1 || p->gran > 255)
-		return fail(err, errlen, -EINVAL,
-			    "thc: granularity %u: must be in [2^bits - 1, 255] = [%u, 255]",
-			    p->gran, (1u << b) - 1);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: granularity %u: must be in [2^bits - 1, 255] = [%u, 255]",
+				       p->gran, (1u << b) - 1);
 	if (!(p->p >= 1e-9 && p->p <= 0.5))
-		return fail(err, errlen, -EINVAL,
-			    "thc: p %g: must be in [1e-9, 0.5]", p->p);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: p %g: must be in [1e-9, 0.5]", p->p);
 	if (p->block_log2 < INCNN_THC_MIN_BLOCK_LOG2 ||
 	    p->block_log2 > INCNN_THC_MAX_BLOCK_LOG2)
-		return fail(err, errlen, -EINVAL,
-			    "thc: block_log2 %u: must be in [%d, %d]",
-			    p->block_log2, INCNN_THC_MIN_BLOCK_LOG2,
-			    INCNN_THC_MAX_BLOCK_LOG2);
+		return incnn_coll_errf(err, errlen, -EINVAL,
+				       "thc: block_log2 %u: must be in [%d, %d]",
+				       p->block_log2, INCNN_THC_MIN_BLOCK_LOG2,
+				       INCNN_THC_MAX_BLOCK_LOG2);
 	return 0;
 }
 
@@ -194,14 +192,14 @@ int incnn_thc_create(struct incnn_thc **out, const struct incnn_thc_params *p,
 		return rc;
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return fail(err, errlen, -ENOMEM, "thc: out of memory");
+		return incnn_coll_errf(err, errlen, -ENOMEM, "thc: out of memory");
 	t->p = *p;
 	t->k = 1u << p->bits;
 	t->tp = t_of_p(p->p);
 	rc = table_solve(t->k, p->gran, t->tp, t->table);
 	if (rc) {
 		free(t);
-		return fail(err, errlen, rc, "thc: out of memory");
+		return incnn_coll_errf(err, errlen, rc, "thc: out of memory");
 	}
 	table_cells(t);
 	incnn_thc_set_simd(t, true);
@@ -288,16 +286,16 @@ int incnn_thc_lane_bits(const struct incnn_thc *t, unsigned int workers,
 	uint64_t top = (uint64_t)workers * t->p.gran;
 
 	if (!workers)
-		return fail(err, errlen, -EINVAL, "thc: 0 workers");
+		return incnn_coll_errf(err, errlen, -EINVAL, "thc: 0 workers");
 	if (top <= 0xff)
 		return 8;
 	if (top <= 0xffff)
 		return 16;
 	if (top <= 0x7fffffff)
 		return 32;
-	return fail(err, errlen, -ERANGE,
-		    "thc: %u workers: at most %u at granularity %u (sums in 31 bits)",
-		    workers, 0x7fffffffu / t->p.gran, t->p.gran);
+	return incnn_coll_errf(err, errlen, -ERANGE,
+			       "thc: %u workers: at most %u at granularity %u (sums in 31 bits)",
+			       workers, 0x7fffffffu / t->p.gran, t->p.gran);
 }
 
 /* --- keys --------------------------------------------------------------- */
@@ -319,160 +317,6 @@ static uint64_t sign_key(const struct incnn_thc *t, uint64_t nonce)
 static uint64_t quant_key(const struct incnn_thc *t, uint64_t nonce)
 {
 	return mix64(t->p.seed ^ mix64(nonce ^ 0x5155414e54ull));
-}
-
-/* --- scalar reference kernels ------------------------------------------- */
-
-/* 16 partial sums (coordinate i into sum i % 16), then a fixed tree */
-float thc_sumsq_ref(const float *x, size_t len)
-{
-	float acc[16] = { 0 }, r[8];
-	size_t i;
-	int j;
-
-	for (i = 0; i < len; i++)
-		acc[i % 16] += x[i] * x[i];
-	for (j = 0; j < 8; j++)
-		r[j] = acc[j] + acc[j + 8];
-	for (j = 0; j < 4; j++)
-		r[j] = r[j] + r[j + 4];
-	for (j = 0; j < 2; j++)
-		r[j] = r[j] + r[j + 2];
-	return r[0] + r[1];
-}
-
-/* unnormalised Walsh-Hadamard, stages h = 1, 2, 4, ..., len / 2 */
-void thc_fwht_ref(float *x, size_t len)
-{
-	size_t h, i, j;
-
-	for (h = 1; h < len; h <<= 1)
-		for (i = 0; i < len; i += 2 * h)
-			for (j = i; j < i + h; j++) {
-				float a = x[j], b = x[j + h];
-
-				x[j] = a + b;
-				x[j + h] = a - b;
-			}
-}
-
-static void put_idx(uint8_t *idx, unsigned int bits, size_t i, unsigned int v)
-{
-	size_t bit = i * bits;
-
-	if (bits == 8) {
-		idx[i] = v;
-		return;
-	}
-	if (bit % 8 == 0)
-		idx[bit / 8] = 0;
-	idx[bit / 8] |= v << (bit % 8);
-}
-
-static unsigned int get_idx(const uint8_t *idx, unsigned int bits, size_t i)
-{
-	size_t bit = i * bits;
-
-	return (idx[bit / 8] >> (bit % 8)) & ((1u << bits) - 1);
-}
-
-/* stochastic rounding of one block; idx at the block's first byte */
-void thc_quant_ref(const struct incnn_thc *t, const float *y, size_t len,
-		   const struct thc_qblk *q, uint8_t *idx)
-{
-	int gm1 = (int)t->p.gran - 1;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		float u = y[i] * q->s + q->h, pr, rf;
-		uint32_t e, r;
-		int c;
-
-		u = u > 0.0f ? u : 0.0f;	/* as vmaxps (NaN -> 0) */
-		u = u < q->gf ? u : q->gf;	/* as vminps */
-		c = (int)u;
-		c = c < gm1 ? c : gm1;
-		e = t->cell[c];
-		pr = (u - (float)(int)((e >> 8) & 0xff)) /
-		     (float)(int)(e >> 16);
-		r = thc_hash32(q->base + (uint32_t)i, q->k0, q->k1) >> 8;
-		rf = (float)(int)r * 0x1p-24f;
-		put_idx(idx, t->p.bits, i, (e & 0xff) + (rf < pr));
-	}
-}
-
-static uint32_t get_lane(const void *p, unsigned int bits, size_t i)
-{
-	if (bits == 8)
-		return ((const uint8_t *)p)[i];
-	if (bits == 16)
-		return ((const uint16_t *)p)[i];
-	return ((const uint32_t *)p)[i];
-}
-
-static void put_lane(void *p, unsigned int bits, size_t i, uint32_t v)
-{
-	if (bits == 8)
-		((uint8_t *)p)[i] = v;
-	else if (bits == 16)
-		((uint16_t *)p)[i] = v;
-	else
-		((uint32_t *)p)[i] = v;
-}
-
-/* dst = src + T[idx] over n coordinates; -EBADMSG if src > limit */
-int thc_add_ref(const struct incnn_thc *t, void *dst, unsigned int dbits,
-		const void *src, unsigned int sbits, uint32_t limit,
-		const uint8_t *idx, size_t n)
-{
-	bool bad = false;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		uint32_t s = src ? get_lane(src, sbits, i) : 0;
-
-		bad |= s > limit;
-		put_lane(dst, dbits, i, s + t->table[get_idx(idx, t->p.bits, i)]);
-	}
-	return bad ? -EBADMSG : 0;
-}
-
-/*
- * D, and a scale: x[i] = +-x[i] * scale, the sign of coordinate c =
- * base + i being bit c % 32 of the hash of c / 32
- */
-void thc_signs_ref(float *x, size_t len, uint32_t base, uint32_t k0,
-		   uint32_t k1, float scale)
-{
-	uint32_t s = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		uint32_t c = base + (uint32_t)i, v;
-
-		if (i == 0 || c % 32 == 0)
-			s = thc_hash32(c / 32, k0, k1);
-		memcpy(&v, &x[i], 4);
-		v ^= ((s >> (c % 32)) & 1) << 31;
-		memcpy(&x[i], &v, 4);
-		x[i] *= scale;
-	}
-}
-
-/* out = (float)lane * sc - mb; false if a lane exceeds limit */
-bool thc_unlane_ref(float *out, const void *lanes, unsigned int bits,
-		    uint32_t limit, float sc, float mb, size_t len)
-{
-	bool bad = false;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		uint32_t y = get_lane(lanes, bits, i);
-
-		bad |= y > limit;
-		out[i] = (float)(int32_t)y * sc - mb;
-	}
-	return !bad;
 }
 
 /* --- the RHT ------------------------------------------------------------ */
@@ -690,17 +534,6 @@ int incnn_thc_encode(const struct incnn_thc *t, const float *work, size_t n,
 			thc_quant_ref(t, work + off, len, &q, out);
 	}
 	return 0;
-}
-
-/* d = work - (T[idx] * sc - m), one block, scalar */
-void thc_efd_ref(const struct incnn_thc *t, float *d, const float *work,
-		 const uint8_t *idx, float sc, float m, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		d[i] = work[i] - ((float)t->table[get_idx(idx, t->p.bits, i)] *
-				  sc - m);
 }
 
 /* a tiny block's d = work 2^-E - dequantised idx, scalar, and H */

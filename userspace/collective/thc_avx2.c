@@ -2,7 +2,7 @@
 /*
  * THC's hot loops with AVX2: the Walsh-Hadamard butterflies, the sum of
  * squares, quantisation with 4-bit packing, and the integer lane sums.
- * Each computes what its *_ref twin in thc.c computes, the same float
+ * Each computes what its *_ref twin in thc_ref.c computes, the same float
  * operations in the same order (a - b as a + (-b), a + b as b + a: both
  * exact identities of IEEE arithmetic), so the results are bit-identical.
  * Built with -mavx2 (no FMA; the Makefile's rule for *_avx2.c); without

@@ -270,7 +270,7 @@ int incnn_allreduce_thc(struct incnn_comm *c, float *buf, size_t n)
 		ret = tc_encode(&x, buf);
 	if (ret)
 		return ret;
-	ret = incnn_coll_call_begin(c, COLL_CALL_THC, n);
+	ret = incnn_coll_call_begin(c, COLL_CALL_THC, n, NULL, 0);
 	if (ret <= 0)
 		return ret;
 	ret = tc_ring(&x);
@@ -327,7 +327,7 @@ int incnn_allreduce_thc_ps(struct incnn_comm *c, float *buf, size_t n)
 		ret = tc_encode(&x, buf);
 	if (ret)
 		return ret;
-	ret = incnn_coll_call_begin(c, COLL_CALL_THC_PS, n);
+	ret = incnn_coll_call_begin(c, COLL_CALL_THC_PS, n, NULL, 0);
 	if (ret <= 0)
 		return ret;
 	if (c->rank == 0)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Internal interface between thc.c (the scalar reference and everything
- * else) and thc_avx2.c (the AVX2 versions of the hot loops). Each AVX2
- * kernel computes exactly what its *_ref twin in thc.c computes: the same
+ * Internal interface of thc.c (everything but the hot loops), thc_ref.c
+ * (their scalar reference) and thc_avx2.c (their AVX2 versions). Each AVX2
+ * kernel computes exactly what its *_ref twin in thc_ref.c computes: the same
  * float operations in the same order (element-wise, or the same
  * butterflies), so the results are equal bit for bit.
  */
@@ -49,7 +49,7 @@ static inline uint32_t thc_hash32(uint32_t i, uint32_t k0, uint32_t k1)
 	return x;
 }
 
-/* the scalar reference kernels (thc.c) */
+/* the scalar reference kernels (thc_ref.c) */
 float thc_sumsq_ref(const float *x, size_t len);
 void thc_fwht_ref(float *x, size_t len);
 void thc_quant_ref(const struct incnn_thc *t, const float *y, size_t len,

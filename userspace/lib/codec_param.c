@@ -3,7 +3,8 @@
  * A codec setting as text, the one spelling of incctl, the tools and the
  * collective's INCNN_CODEC (docs/codecs.md): "bound 2^-K" for
  * INCNN_PARAM_BOUND, "bits B" for INCNN_PARAM_BITS, nothing for
- * INCNN_PARAM_NONE.
+ * INCNN_PARAM_NONE; a codec with its setting as one word ("ebq:2^-10",
+ * the label every tool prints) and its error bound.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -241,4 +242,74 @@ const char *incnn_codec_param_range(const struct incnn_codec_param *p,
 		snprintf(buf, len, "%u..%u", p->min, p->max);
 	}
 	return buf;
+}
+
+const char *incnn_codec_label(unsigned int id, unsigned int param, char *buf,
+			      size_t len)
+{
+	const struct incnn_codec *c = incnn_codec_get(id);
+	const struct incnn_codec_param *p = c ? &c->param : NULL;
+	bool ok = p && param >= p->min && param <= p->max;
+
+	if (!id)
+		snprintf(buf, len, "none");
+	else if (!c)
+		snprintf(buf, len, "codec %u param %u", id, param);
+	else if (ok && p->kind == INCNN_PARAM_BOUND)
+		snprintf(buf, len, "%s:2^-%u", c->name, param);
+	else if (ok && p->kind == INCNN_PARAM_BITS && !(param % 8))
+		snprintf(buf, len, "%s:%u", c->name, param);
+	else if (p->kind == INCNN_PARAM_NONE && !param)
+		snprintf(buf, len, "%s", c->name);
+	else
+		snprintf(buf, len, "%s param %u", c->name, param);
+	return buf;
+}
+
+int incnn_codec_spec_parse(const char *spec, unsigned int *id,
+			   unsigned int *param)
+{
+	const char *colon = strchr(spec, ':');
+	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+	const struct incnn_codec *c;
+	char name[32];
+
+	if (!strcmp(spec, "none")) {
+		*id = 0;
+		*param = 0;
+		return 0;
+	}
+	if (n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	c = incnn_codec_find(name);
+	if (!c)
+		return -EINVAL;
+	*param = c->param.def;
+	if (colon) {
+		int ret = incnn_codec_param_parse(&c->param, colon + 1, param);
+
+		if (ret)
+			return ret;
+	}
+	*id = c->id;
+	return 0;
+}
+
+double incnn_codec_max_err(unsigned int id, unsigned int param)
+{
+	const struct incnn_codec *c = incnn_codec_get(id);
+	int k;
+
+	if (!id)
+		return 0;
+	if (!c || param > 255 || incnn_codec_check_param(c, (u8)param))
+		return -1;
+	k = c->max_err((u8)param);
+	if (k == INCNN_MAX_ERR_EXACT)
+		return 0;
+	if (k < 0 || k > 63)
+		return -1;
+	return 1.0 / (double)(1ull << k);
 }

@@ -450,18 +450,16 @@ static double budget_of(const struct ar_opts *o, unsigned int codec,
 			unsigned int param, int N)
 {
 	int hops = o->co.ps ? N - 1 : N;
+	double e;
 
 	if (o->method > INCNN_COLL_METHOD_NONE && N > 1)
 		return -1;	/* THC's, GradiVeQ's error: no budget */
 	if ((o->bscale >= 0 || o->ef >= 0) && N > 1 && codec)
 		return -1;	/* relative bound, residuals: no budget */
-	if (N == 1 || codec == 0)
+	if (N == 1)
 		return 0;
-	if (codec == INCNN_CODEC_EBQ || codec == INCNN_CODEC_ZEBQ)
-		return hops * ldexp(1, -(int)param);
-	if (codec == INCNN_CODEC_INCEPTIONN)
-		return hops * ldexp(1, -(int)(param < 7 ? param : 7));
-	return -1;
+	e = incnn_codec_max_err(codec, param);
+	return e < 0 ? -1 : hops * e;
 }
 
 /*
@@ -488,7 +486,7 @@ static void print_job(const struct ar_opts *o, int N, unsigned int codec,
 	printf("# " PROG ": %d rank%s (%s), algo %s, codec %s%s%s", N,
 	       N == 1 ? "" : "s", o->co.local ? "local processes" : "env",
 	       o->co.ps ? "ps" : "ring",
-	       tu_codec_label(codec, param, label, sizeof(label)),
+	       incnn_codec_label(codec, param, label, sizeof(label)),
 	       o->method > INCNN_COLL_METHOD_NONE ? ", method " : "",
 	       o->method > INCNN_COLL_METHOD_NONE ? method_name(o->method) : "");
 }

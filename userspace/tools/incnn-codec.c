@@ -674,13 +674,6 @@ static double ratio(u64 a, u64 b)
 	return b ? (double)a / (double)b : NAN;
 }
 
-static bool has_hist(const struct incnn_codec *c)
-{
-	/* only the size-class codecs fill struct incnn_hist */
-	return c->id == INCNN_CODEC_INCEPTIONN || c->id == INCNN_CODEC_EBQ ||
-	       c->id == INCNN_CODEC_ZEBQ;
-}
-
 static void report_json(FILE *f, const struct opts *o,
 			const struct report *rep)
 {
@@ -725,7 +718,7 @@ static void report_json(FILE *f, const struct opts *o,
 			(unsigned long long)rep->nonfinite_bad);
 	}
 	fprintf(f, ",\"hist\":");
-	if (has_hist(o->codec)) {
+	if (o->codec->hist) {
 		fputc('{', f);
 		for (i = 0; i < 4; i++)
 			fprintf(f, "%s\"%s\":%llu", i ? "," : "", cls[i],
@@ -785,7 +778,7 @@ static void report_human(FILE *f, const struct opts *o,
 			(unsigned long long)rep->nonfinite,
 			(unsigned long long)rep->nonfinite_bad);
 	}
-	if (!has_hist(o->codec)) {
+	if (!o->codec->hist) {
 		fprintf(f, ROW "n/a (%s has no size classes)\n",
 			"sent as 0/8/16/32", o->codec->name);
 		return;

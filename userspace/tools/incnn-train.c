@@ -752,7 +752,7 @@ static int run_rank(const struct tr_opts *o, const struct tr_data *d,
 	r.rank = incnn_comm_rank(r.comm);
 	r.N = incnn_comm_size(r.comm);
 	incnn_comm_codec(r.comm, &codec, &param);
-	tu_codec_label(codec, param, label, sizeof(label));
+	incnn_codec_label(codec, param, label, sizeof(label));
 	tr_mlp_arch(&r.m, arch, sizeof(arch));
 	if (r.rank == 0 && o->log) {
 		r.log = fopen(o->log, "w");

@@ -27,20 +27,6 @@ void tu_codec_names(char *buf, size_t len)
 	}
 }
 
-const char *tu_codec_label(unsigned int id, unsigned int param, char *buf,
-			   size_t len)
-{
-	const struct incnn_codec *c = incnn_codec_get(id);
-
-	if (!id || !c)
-		snprintf(buf, len, "none");
-	else if (tu_codec_takes_bits(c))
-		snprintf(buf, len, "%s %u bits", c->name, param);
-	else
-		snprintf(buf, len, "%s 2^-%u", c->name, param);
-	return buf;
-}
-
 void *tu_scratch_alloc(void)
 {
 	size_t sz = (INCNN_CODEC_SCRATCH + 63) / 64 * 64;

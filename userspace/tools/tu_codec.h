@@ -12,13 +12,6 @@
 /* "inceptionn, ebq, trunc, lz4" into @buf. */
 void tu_codec_names(char *buf, size_t len);
 
-/*
- * A codec id and parameter as the tools print them: "none" (id 0 or
- * unknown), "trunc 16 bits" or "ebq 2^-10". Returns @buf.
- */
-const char *tu_codec_label(unsigned int id, unsigned int param, char *buf,
-			   size_t len);
-
 /* Whether the codec's parameter is an error bound 2^-k. */
 static inline bool tu_codec_takes_bound(const struct incnn_codec *c)
 {

@@ -10,6 +10,10 @@
  *	INCNN_PARAM_BITS	bits B		--bits B	NAME:B
  *	INCNN_PARAM_NONE	(nothing)	(nothing)	NAME
  *
+ * A codec with its setting, as every tool and the collective print it,
+ * is INCNN_CODEC's spelling (incnn_codec_label(), read back by
+ * incnn_codec_spec_parse()): "ebq:2^-10", "trunc:16", "lz4", "none".
+ *
  * A bound is read as 2^-K, K, or a decimal that is exactly 2^-K.
  */
 #ifndef _INCNN_CODEC_PARAM_H
@@ -45,6 +49,31 @@ const char *incnn_codec_param_format(const struct incnn_codec_param *p,
 /* The values @p accepts: "2^-1..2^-30", "8, 16 or 24", "0..0". */
 const char *incnn_codec_param_range(const struct incnn_codec_param *p,
 				    char *buf, size_t len);
+
+/*
+ * Codec @id with parameter @param as one word: "ebq:2^-10", "trunc:16",
+ * "lz4", "none" (id 0); "codec N param P" for an unknown id and
+ * "NAME param P" for a parameter the codec does not accept. Returns @buf.
+ */
+const char *incnn_codec_label(unsigned int id, unsigned int param, char *buf,
+			      size_t len);
+
+/*
+ * The inverse: "none" (id 0, param 0), "NAME" (its default parameter) or
+ * "NAME:SETTING" (incnn_codec_param_parse()). Returns 0 with *@id and
+ * *@param; -EINVAL for an unknown codec or a malformed setting, -ERANGE
+ * for a setting out of the codec's range.
+ */
+int incnn_codec_spec_parse(const char *spec, unsigned int *id,
+			   unsigned int *param);
+
+/*
+ * The error bound of codec @id at @param (incnn_codec.max_err()): every
+ * finite value comes back within it; 0 for "none" and lossless codecs;
+ * -1 where there is no absolute bound (trunc's is relative), for an
+ * unknown id or a parameter the codec does not accept.
+ */
+double incnn_codec_max_err(unsigned int id, unsigned int param);
 
 #pragma GCC visibility pop
 
