@@ -163,7 +163,7 @@ def t_codec_labels() -> None:
     want = {(0, 0): ("none", False), (1, 7): ("inceptionn:2^-7", True),
             (2, 10): ("ebq:2^-10", True), (3, 16): ("trunc:16", True),
             (4, 0): ("lz4", False), (5, 30): ("zebq:2^-30", True),
-            (200, 1): ("codec 200", False)}
+            (200, 1): ("codec 200 param 1", False)}
     got = {k: (codec_label(*k), codec_lossy(k[0])) for k in want}
     assert got == want, got
 

@@ -145,13 +145,11 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
         # the codec table and its settings' one spelling (codec_param.h)
         "incnn_codec_get": (ctypes.POINTER(CodecHead), [ctypes.c_uint]),
         "incnn_codec_find": (ctypes.POINTER(CodecHead), [ctypes.c_char_p]),
-        "incnn_codec_param_key": (ctypes.c_char_p, [ctypes.c_uint]),
+        "incnn_codec_label": (ctypes.c_char_p, [
+            ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.c_size_t]),
         "incnn_codec_param_parse": (c_int, [
             ctypes.POINTER(CodecParam), ctypes.c_char_p,
             ctypes.POINTER(ctypes.c_uint)]),
-        "incnn_codec_param_format": (ctypes.c_char_p, [
-            ctypes.POINTER(CodecParam), ctypes.c_uint, ctypes.c_char_p,
-            c_size]),
         "incnn_codec_param_range": (ctypes.c_char_p, [
             ctypes.POINTER(CodecParam), ctypes.c_char_p, c_size]),
     }
@@ -185,18 +183,6 @@ def codec_head(codec_id: int) -> Optional[CodecHead]:
 def _codecs() -> list:
     """Every codec of the library's table, by id."""
     return [h for h in map(codec_head, range(1, 256)) if h is not None]
-
-
-def _param_value(head: CodecHead, param: int) -> str:
-    """@param as the library formats it, without the keyword ("2^-10",
-    "16"; "" for a codec without a setting)."""
-    buf = ctypes.create_string_buffer(64)
-    text = lib.incnn_codec_param_format(ctypes.byref(head.param), param,
-                                        buf, len(buf)).decode()
-    key = lib.incnn_codec_param_key(head.param.kind)
-    if key and text.startswith(key.decode() + " "):
-        return text[len(key) + 1:]
-    return text
 
 
 def _forms() -> str:
@@ -248,11 +234,8 @@ def parse_codec(spec: str) -> Tuple[int, int, int]:
 def codec_label(codec_id: int, param: int) -> str:
     """The inverse of parse_codec for what incnn_comm_codec() reports
     ("none", "ebq:2^-10", "trunc:16", "lz4")."""
-    head = codec_head(codec_id) if codec_id else None
-    if head is None:
-        return "none" if not codec_id else f"codec {codec_id}"
-    value = _param_value(head, param)
-    return f"{head.name.decode()}:{value}" if value else head.name.decode()
+    buf = ctypes.create_string_buffer(64)
+    return lib.incnn_codec_label(codec_id, param, buf, len(buf)).decode()
 
 
 def codec_lossy(codec_id: int) -> bool:
