@@ -11,15 +11,6 @@
 
 #define HAS(cfg, a)	((cfg)->have & (1U << (a)))
 
-static int config_fetch(struct incctl *c, struct incnn_nl_config *cfg)
-{
-	struct nlmsghdr *nlh;
-
-	memset(cfg, 0, sizeof(*cfg));
-	nlh = incctl_msg(c, INCNN_CMD_GET_CONFIG, NLM_F_ACK);
-	return incctl_talk(c, nlh, incnn_nl_config_cb, cfg);
-}
-
 static void show_json(const struct incctl *c, const struct incnn_nl_config *cfg)
 {
 	struct json j;
@@ -91,27 +82,6 @@ static void show_text(const struct incctl *c, const struct incnn_nl_config *cfg)
 		fputs("  ", stdout);
 		rule_print_text(c, stdout, &cfg->rules[i]);
 	}
-}
-
-int config_load(struct incctl *c, struct incnn_nl_config **cfgp)
-{
-	struct incnn_nl_config *cfg;
-	int rc;
-
-	rc = incctl_connect(c);
-	if (rc)
-		return rc;
-	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg)
-		return incctl_fail(c, -ENOMEM);
-	rc = config_fetch(c, cfg);
-	if (rc) {
-		free(cfg);
-		return rc;
-	}
-	incctl_load_codec_names(c);
-	*cfgp = cfg;
-	return 0;
 }
 
 int cmd_show(struct incctl *c, int argc, char **argv)

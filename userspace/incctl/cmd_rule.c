@@ -9,48 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rule_print_text(const struct incctl *c, FILE *f,
-		     const struct incnn_nl_rule *r)
-{
-	const char *name;
-	char param[32];
-
-	fprintf(f, "dscp %u (tos 0x%02x)", r->dscp, (r->dscp << 2) & 0xff);
-	if (r->has_codec) {
-		name = incctl_codec_name(c, r->codec);
-		if (name)
-			fprintf(f, " codec %s", name);
-		else
-			fprintf(f, " codec %u", r->codec);
-		if (r->has_param) {
-			codec_param_text(&c->kcodecs, r->codec, r->param,
-					 param, sizeof(param));
-			if (param[0])
-				fprintf(f, " %s", param);
-		}
-	}
-	fputc('\n', f);
-}
-
-void rule_print_json(const struct incctl *c, struct json *j,
-		     const struct incnn_nl_rule *r)
-{
-	const char *name;
-
-	json_obj_open(j, NULL);
-	json_u64(j, "dscp", r->dscp);
-	json_u64(j, "tos", (r->dscp << 2) & 0xff);
-	if (r->has_codec) {
-		name = incctl_codec_name(c, r->codec);
-		if (name)
-			json_str(j, "codec", name);
-		json_u64(j, "codec_id", r->codec);
-	}
-	if (r->has_param)
-		json_u64(j, "param", r->param);
-	json_obj_close(j);
-}
-
 /* The rule's key: "dscp N" or "tos 0xNN", exactly once. */
 static int key_arg(const char *what, int argc, char **argv, int *i,
 		   bool *have, uint8_t *dscp)

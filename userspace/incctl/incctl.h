@@ -79,19 +79,19 @@ int cmd_stats(struct incctl *c, int argc, char **argv);
 int cmd_flows(struct incctl *c, int argc, char **argv);
 int cmd_codecs(struct incctl *c, int argc, char **argv);
 
-/* cmd_config.c: INCNN_CMD_GET_CONFIG (incnn/nl_config.h), shared by
+/* config.c: INCNN_CMD_GET_CONFIG (incnn/nl_config.h), shared by
  * "show" and "rule list". */
 /* Connect, fetch the configuration (rules sorted by DSCP) into a new
  * struct incnn_nl_config (free() it) and load the kernel's codec names. */
 int config_load(struct incctl *c, struct incnn_nl_config **cfgp);
 
-/* cmd_rule.c: a rule as text ("dscp 10 (tos 0x28) codec ebq ...") or JSON. */
+/* config.c: a rule as text ("dscp 10 (tos 0x28) codec ebq ...") or JSON. */
 void rule_print_text(const struct incctl *c, FILE *f,
 		     const struct incnn_nl_rule *r);
 void rule_print_json(const struct incctl *c, struct json *j,
 		     const struct incnn_nl_rule *r);
 
-/* cmd_codecs.c: INCNN_CMD_GET_CODECS into @kl; 0 or negative errno. */
+/* kcodecs.c: INCNN_CMD_GET_CODECS into @kl; 0 or negative errno. */
 int codecs_fetch(struct incctl *c, struct kcodec_list *kl);
 
 #endif /* INCCTL_H */

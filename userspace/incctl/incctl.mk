@@ -14,8 +14,8 @@ INCCTL_DIR := $(SRC)/userspace/incctl
 # its tests: selftests/incctl (test-cli.sh, test-fake.sh run by check.sh)
 INCCTL_TESTS := $(SRC)/selftests/incctl
 INCCTL_SRCS := $(addprefix $(INCCTL_DIR)/,incctl.c ctx.c json.c \
-	parse.c codec_table.c cmd_config.c cmd_rule.c cmd_stats.c \
-	cmd_flows.c cmd_codecs.c)
+	parse.c codec_table.c kcodecs.c config.c cmd_config.c cmd_rule.c \
+	cmd_stats.c cmd_flows.c cmd_codecs.c)
 # the codec library: incctl's built-in codec descriptions (older kernels)
 # and the one parser of codec settings
 INCCTL_LDLIBS := $(INCNN_NL_LDLIBS) $(INCNN_CODEC_LDLIBS)
