@@ -222,25 +222,38 @@ static bool tx_quantise(const struct incnn_codec *c, enum incnn_simd simd,
 }
 
 /*
+ * A (non-GSO) segment being compressed: its payload, and where it lies
+ * on the flow's grid (tx_place()).
+ */
+struct tx_seg {
+	u8 *p;			/* the payload */
+	unsigned int hlen;	/* the headers before it */
+	unsigned int plen;	/* its length */
+	s64 pos;		/* its stream offset (incnn_grid_pos()) */
+	unsigned int head;	/* raw: before the anchor, then to the grid */
+	struct incnn_grid_raw r;	/* raw floats beyond the head */
+};
+
+/*
  * Send a segment of a compressed flow unframed: its float part
  * quantised in place if the codec is lossy, except the floats that
- * travel raw (@r). Returns false if that failed (the segment must not
- * leave: TCP sends it again).
+ * travel raw (@g's head and raw floats). Returns false if that failed
+ * (the segment must not leave: TCP sends it again).
  */
 static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
-			struct incnn_flow *f, struct sk_buff *skb, u8 *p,
-			unsigned int plen, unsigned int head,
-			enum incnn_simd simd, const struct incnn_grid_raw *r)
+			struct incnn_flow *f, struct sk_buff *skb,
+			const struct tx_seg *g, enum incnn_simd simd)
 {
 	struct incnn_scratch *s = incnn_scratch_get();
-	unsigned int i, start = head, stop;
+	const struct incnn_grid_raw *r = &g->r;
+	unsigned int i, start = g->head, stop;
 
-	if (!c->lossy || plen <= head)
+	if (!c->lossy || g->plen <= g->head)
 		return true;
 	for (i = 0; i <= r->n; i++) {
-		stop = min(i < r->n ? r->off[i] : r->qend, plen);
+		stop = min(i < r->n ? r->off[i] : r->qend, g->plen);
 		if (stop > start &&
-		    !tx_quantise(c, simd, f->rule.param, p + start,
+		    !tx_quantise(c, simd, f->rule.param, g->p + start,
 				 stop - start, s)) {
 			incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
 			return false;
@@ -279,103 +292,122 @@ static void tx_put_frame(const struct incnn_config *cfg, struct sk_buff *skb,
 }
 
 /*
+ * Place a segment on its flow's grid: its stream offset, its raw head
+ * (bytes before the anchor, then up to the float grid) and, for a lossy
+ * codec, its cut and raw floats (incnn_grid_cuts()). Returns false if it
+ * must be dropped: never a mix of two copies of a float.
+ */
+static bool tx_place(struct incnn_net *in, const struct incnn_codec *c,
+		     struct incnn_flow *f, struct sk_buff *skb,
+		     struct tx_seg *g)
+{
+	bool ok = true;
+	s64 old_end;
+
+	spin_lock(&f->lock);
+	g->pos = incnn_grid_pos(f, ntohl(tcp_hdr(skb)->seq), g->plen,
+				&old_end);
+	g->head = min_t(s64, g->pos < 0 ? -g->pos : -g->pos & 3, g->plen);
+	g->r.n = 0;
+	g->r.qend = g->plen;
+	if (c->lossy && g->pos + g->plen > 0)
+		ok = incnn_grid_cuts(in, f, skb, g->pos, g->plen, g->head,
+				     old_end, &g->r);
+	spin_unlock(&f->lock);
+	if (!ok)
+		incnn_stat_inc(in, INCNN_STAT_TX_DROP_CUT);
+	return ok;
+}
+
+/*
+ * Frame a segment with no raw float beyond its head: the payload becomes
+ * the frame option and the frame, if that is smaller and fits the path.
+ * Returns false, counted under the reason, if it goes unframed instead.
+ */
+static bool tx_frame(struct incnn_net *in, const struct incnn_config *cfg,
+		     const struct incnn_codec *c, struct incnn_flow *f,
+		     struct sk_buff *skb, const struct tx_seg *g,
+		     enum incnn_simd simd)
+{
+	struct incnn_scratch *s = incnn_scratch_get();
+	struct incnn_hist hist = { { 0 } };
+	ssize_t n;
+
+	if (!incnn_tcpopt_frame_room(skb)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
+		return false;
+	}
+	n = incnn_frame_encode_simd(simd, c, f->rule.param, f->dscp << 2,
+				    g->p, g->plen, g->head, s->buf,
+				    sizeof(s->buf), s->codec, &hist);
+	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= g->plen)
+		n = -E2BIG;	/* with its option, not smaller */
+	if (n >= 0 && g->hlen + INCNN_TCPOPT_FRAME_LEN + n > tx_mtu(skb)) {
+		/* lengthened by align.c, and too long for the path even so */
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
+		return false;
+	}
+	if (n < 0) {
+		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
+				   INCNN_STAT_TX_ERRORS);
+		return false;
+	}
+
+	tx_put_frame(cfg, skb, g->p, g->plen, s->buf, n);
+	incnn_stat_inc(in, INCNN_STAT_TX_FRAMED);
+	incnn_stat_inc(in, INCNN_STAT_TX_WIRE_V1);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, g->plen);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, n);
+	incnn_stats_codec(in, c->id, g->plen, n, &hist);
+	spin_lock(&f->lock);
+	f->bytes_orig += g->plen;
+	f->bytes_wire += n;
+	spin_unlock(&f->lock);
+	return true;
+}
+
+/*
  * Compress one (non-GSO) segment in place, with the codec path @simd
- * (inside the caller's FPU section if not INCNN_SIMD_NONE). Returns
- * false if the segment must be dropped: a lossy flow's segment that
- * could be neither framed nor quantised (TCP retransmits it).
+ * (inside the caller's FPU section if not INCNN_SIMD_NONE): placed on
+ * the grid, then framed, or else sent unframed. Returns false if the
+ * segment must be dropped: a lossy flow's segment that could be neither
+ * framed nor quantised (TCP retransmits it).
  */
 static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 		       struct incnn_flow *f, struct sk_buff *skb,
 		       enum tx_mode mode, enum incnn_simd simd)
 {
 	const struct incnn_codec *c = incnn_codec_get(f->rule.codec);
-	struct incnn_scratch *s = incnn_scratch_get();
-	struct incnn_hist hist = { { 0 } };
-	unsigned int thoff, hlen, plen, head;
-	struct incnn_grid_raw r = { 0 };
-	struct tcphdr *th;
-	s64 pos, old_end;
-	bool cut_ok = true;
-	ssize_t n;
-	u8 *p;
+	struct tx_seg g;
 
 	if (!c || skb_ensure_writable(skb, skb->len)) {
 		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
 		return !c || !c->lossy;
 	}
-	th = tcp_hdr(skb);
-	thoff = skb_transport_offset(skb);
-	hlen = thoff + th->doff * 4;
-	if (skb->len <= hlen)
+	g.hlen = skb_transport_offset(skb) + tcp_hdr(skb)->doff * 4;
+	if (skb->len <= g.hlen)
 		return true;
-	plen = skb->len - hlen;
-	p = skb->data + hlen;
+	g.plen = skb->len - g.hlen;
+	g.p = skb->data + g.hlen;
 
 	incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
-	incnn_stat_add(in, INCNN_STAT_TX_BYTES, plen);
-
-	/* bytes before the anchor, then up to the float grid, go raw */
-	spin_lock(&f->lock);
-	pos = incnn_grid_pos(f, ntohl(th->seq), plen, &old_end);
-	head = min_t(s64, pos < 0 ? -pos : -pos & 3, plen);
-	r.qend = plen;
-	if (c->lossy && pos + plen > 0)
-		cut_ok = incnn_grid_cuts(in, f, skb, pos, plen, head,
-					 old_end, &r);
-	spin_unlock(&f->lock);
-	if (!cut_ok) {
-		/* never a mix of two copies of a float */
-		incnn_stat_inc(in, INCNN_STAT_TX_DROP_CUT);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES, g.plen);
+	if (!tx_place(in, c, f, skb, &g))
 		return false;
-	}
-	if (pos < 0 && -pos >= plen) {
+	if (g.pos < 0 && -g.pos >= g.plen) {
 		incnn_stat_inc(in, INCNN_STAT_TX_RAW_PRE_ANCHOR);
 		return true;
 	}
-
-	if (mode != TX_FRAME || r.n || r.qend < plen) {
-		/* counted by tx_flow(), or some floats inside are raw */
-		goto unframed;
-	}
-	if (!incnn_tcpopt_frame_room(skb)) {
-		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
-		goto unframed;
-	}
-	n = incnn_frame_encode_simd(simd, c, f->rule.param, f->dscp << 2, p,
-				    plen, head, s->buf, sizeof(s->buf),
-				    s->codec, &hist);
-	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= plen)
-		n = -E2BIG;	/* with its option, not smaller */
-	if (n >= 0 && hlen + INCNN_TCPOPT_FRAME_LEN + n > tx_mtu(skb)) {
-		/* lengthened by align.c, and too long for the path even so */
-		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
-		goto unframed;
-	}
-	if (n < 0) {
-		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
-				   INCNN_STAT_TX_ERRORS);
-		goto unframed;
-	}
-
-	tx_put_frame(cfg, skb, p, plen, s->buf, n);
-	incnn_stat_inc(in, INCNN_STAT_TX_FRAMED);
-	incnn_stat_inc(in, INCNN_STAT_TX_WIRE_V1);
-	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, plen);
-	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, n);
-	incnn_stats_codec(in, c->id, plen, n, &hist);
-	spin_lock(&f->lock);
-	f->bytes_orig += plen;
-	f->bytes_wire += n;
-	spin_unlock(&f->lock);
-	return true;
-
-unframed:
+	/* unframed: counted by tx_flow(), or some floats inside are raw */
+	if (mode == TX_FRAME && !g.r.n && g.r.qend >= g.plen &&
+	    tx_frame(in, cfg, c, f, skb, &g, simd))
+		return true;
 	if (c->lossy) {
-		plen = incnn_grid_fit(skb, pos, hlen, plen);
-		if (!plen)
+		g.plen = incnn_grid_fit(skb, g.pos, g.hlen, g.plen);
+		if (!g.plen)
 			return false;
 	}
-	return tx_unframed(in, c, f, skb, p, plen, head, simd, &r);
+	return tx_unframed(in, c, f, skb, &g, simd);
 }
 
 /* Our position in the hook list, to continue after us per segment. */
