@@ -288,6 +288,53 @@ static bool rx_frame_limits(struct incnn_net *in, struct sk_buff *skb,
 }
 
 /*
+ * Restore a version-1 frame (checked by rx_frame(), as for
+ * incnn_sframe_rx()) in place: the payload decoded into the per-CPU
+ * buffer and copied back over the frame, the frame option NOPed, the
+ * original DSCP, length and checksum. @cap: the most bytes the restored
+ * payload may have. Returns 0 if restored, an enum incnn_frame_error to
+ * drop and count by the caller, or -1 if dropped and counted here.
+ */
+static int rx_frame_restore(struct incnn_net *in, struct sk_buff *skb,
+			    unsigned int hlen, int opt, unsigned int cap,
+			    struct incnn_frame_info *fi)
+{
+	struct incnn_scratch *s = incnn_scratch_get();
+	unsigned int plen = skb->len - hlen, grow;
+	enum incnn_simd simd;
+	int err;
+
+	simd = incnn_simd_begin();
+	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
+				      cap, fi);
+	incnn_simd_end(simd);
+	if (err)
+		return err;
+	/* incnn_frame_decode() guarantees orig_len > plen */
+	grow = fi->orig_len - plen;
+	if (skb_tailroom(skb) < grow &&
+	    pskb_expand_head(skb, 0, grow - skb_tailroom(skb), GFP_ATOMIC)) {
+		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
+		return -1;
+	}
+	skb_put(skb, grow);
+	memcpy(skb->data + hlen, s->buf, fi->orig_len);
+	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
+
+	ipv4_change_dsfield(ip_hdr(skb), INET_ECN_MASK, fi->dscp);
+	incnn_ipv4_set_len(skb);
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		skb->ip_summed = CHECKSUM_NONE;
+	incnn_tcp4_fix_csum(skb);
+
+	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES);
+	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES_V1);
+	incnn_stat_add(in, INCNN_STAT_RX_BYTES_WIRE, plen);
+	incnn_stat_add(in, INCNN_STAT_RX_BYTES_ORIG, fi->orig_len);
+	return 0;
+}
+
+/*
  * Decode a frame (whose option is at @opt from skb->data) in place.
  * Returns false when the skb must be dropped.
  */
@@ -296,9 +343,7 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 {
 	struct incnn_scratch *s = incnn_scratch_get();
 	struct incnn_frame_info fi;
-	unsigned int hlen, plen, grow, cap;
-	enum incnn_simd simd;
-	struct iphdr *iph;
+	unsigned int hlen, plen, cap;
 	bool drop;
 	int err;
 
@@ -343,41 +388,13 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
 		return false;
 	}
-	if (fi.version == INCNN_FRAME_VERSION_2) {	/* superframes */
+	if (fi.version == INCNN_FRAME_VERSION_2)	/* superframes */
 		err = incnn_sframe_rx(in, skb, hlen, opt, cap, &fi);
-		if (err > 0)
-			goto bad;
-		return !err;
-	}
-	simd = incnn_simd_begin();
-	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
-				      cap, &fi);
-	incnn_simd_end(simd);
-	if (err)
+	else
+		err = rx_frame_restore(in, skb, hlen, opt, cap, &fi);
+	if (err > 0)
 		goto bad;
-	/* incnn_frame_decode() guarantees orig_len > plen */
-	grow = fi.orig_len - plen;
-	if (skb_tailroom(skb) < grow &&
-	    pskb_expand_head(skb, 0, grow - skb_tailroom(skb), GFP_ATOMIC)) {
-		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
-		return false;
-	}
-	skb_put(skb, grow);
-	memcpy(skb->data + hlen, s->buf, fi.orig_len);
-	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
-
-	iph = ip_hdr(skb);
-	ipv4_change_dsfield(iph, INET_ECN_MASK, fi.dscp);
-	incnn_ipv4_set_len(skb);
-	if (skb->ip_summed == CHECKSUM_PARTIAL)
-		skb->ip_summed = CHECKSUM_NONE;
-	incnn_tcp4_fix_csum(skb);
-
-	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES);
-	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES_V1);
-	incnn_stat_add(in, INCNN_STAT_RX_BYTES_WIRE, plen);
-	incnn_stat_add(in, INCNN_STAT_RX_BYTES_ORIG, fi.orig_len);
-	return true;
+	return !err;
 bad:
 	incnn_stat_inc(in, rx_drop_stat[err]);
 	return false;
