@@ -276,10 +276,12 @@ void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer);
 int incnn_tcpopt_frame_find(const struct sk_buff *skb);
 bool incnn_tcpopt_frame_room(const struct sk_buff *skb);
 
-/* header and checksum helpers (ipv4.c) */
+/* header, checksum and socket lookup helpers (ipv4.c) */
 bool incnn_ipv4_tcp_pull(struct sk_buff *skb);
 void incnn_ipv4_set_len(struct sk_buff *skb);
 void incnn_tcp4_fix_csum(struct sk_buff *skb);
+struct sock *incnn_ipv4_sk_established(struct net *net,
+				       const struct sk_buff *skb);
 
 /*
  * The float grid of a compressed flow (grid.c), for align.c and tx.c:
@@ -350,7 +352,5 @@ int incnn_sframe_rx_check(const struct incnn_flow *f,
 int incnn_sframe_rx(struct incnn_net *in, struct sk_buff *skb,
 		    unsigned int hlen, int opt, unsigned int cap,
 		    struct incnn_frame_info *fi);
-struct sock *incnn_rx_sk_established(struct net *net,
-				     const struct sk_buff *skb);
 
 #endif /* _INCNN_H */

@@ -35,33 +35,6 @@ static bool rx_csum_ok(struct sk_buff *skb, unsigned int hook)
 }
 
 /*
- * The local socket of the established-hash tuple of this segment (a full
- * socket, a request socket or a TIME_WAIT socket), referenced, or NULL.
- * Keyed by both addresses and ports, so it never matches forwarded or
- * masqueraded traffic.
- */
-static struct sock *rx_sk_established(struct net *net,
-				      const struct sk_buff *skb)
-{
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
-	int dif = skb->dev ? skb->dev->ifindex : 0;
-	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
-
-	/* 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo) */
-	return __inet_lookup_established(net, &tcp_hashinfo, iph->saddr,
-					 th->source, iph->daddr,
-					 ntohs(th->dest), dif, sdif);
-}
-
-/* rx_sk_established() for the superframe code (sframe_rx.c) */
-struct sock *incnn_rx_sk_established(struct net *net,
-				     const struct sk_buff *skb)
-{
-	return rx_sk_established(net, skb);
-}
-
-/*
  * Is there a listener for this SYN to a local address? A local
  * destination address is checked first: a wildcard listener must not
  * claim forwarded segments.
@@ -108,7 +81,7 @@ static enum rx_syn_kind rx_syn_kind(struct net *net,
 {
 	const struct tcphdr *th = tcp_hdr(skb);
 	enum rx_syn_kind kind = RX_SYN_STRIP;
-	struct sock *sk = rx_sk_established(net, skb);
+	struct sock *sk = incnn_ipv4_sk_established(net, skb);
 
 	if (th->ack) {
 		if (!sk)
@@ -264,7 +237,7 @@ static bool rx_frame_limits(struct incnn_net *in, struct sk_buff *skb,
 			    const struct incnn_frame_info *fi,
 			    unsigned int *cap, bool *drop)
 {
-	struct sock *sk = rx_sk_established(in->net, skb);
+	struct sock *sk = incnn_ipv4_sk_established(in->net, skb);
 	bool ok = true;
 
 	*drop = false;
@@ -411,7 +384,7 @@ static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
 	struct sock *sk;
 
 	if (!f) {
-		sk = rx_sk_established(in->net, skb);
+		sk = incnn_ipv4_sk_established(in->net, skb);
 		if (!sk)
 			return false;
 		sock_gen_put(sk);

@@ -43,7 +43,7 @@ static unsigned int sf_rx_bounds(struct net *net, const struct sk_buff *skb,
 	struct sock *sk;
 	u32 edge;
 
-	sk = incnn_rx_sk_established(net, skb);
+	sk = incnn_ipv4_sk_established(net, skb);
 	if (!sk)
 		return 0;
 	if (sk_fullsock(sk)) {
