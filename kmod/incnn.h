@@ -213,6 +213,9 @@ void incnn_simd_init(void);
 u32 incnn_simd_mbps(unsigned int id, enum incnn_simd simd, bool dec);
 enum incnn_simd incnn_simd_begin(void);
 void incnn_simd_end(enum incnn_simd simd);
+struct incnn_frame_info;
+int incnn_frame_decode_fpu(const u8 *frame, unsigned int len, u8 *out,
+			   unsigned int cap, struct incnn_frame_info *fi);
 int incnn_scratch_init(void);
 void incnn_scratch_exit(void);
 

@@ -274,13 +274,9 @@ static int rx_frame_restore(struct incnn_net *in, struct sk_buff *skb,
 {
 	struct incnn_scratch *s = incnn_scratch_get();
 	unsigned int plen = skb->len - hlen, grow;
-	enum incnn_simd simd;
 	int err;
 
-	simd = incnn_simd_begin();
-	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
-				      cap, fi);
-	incnn_simd_end(simd);
+	err = incnn_frame_decode_fpu(skb->data + hlen, plen, s->buf, cap, fi);
 	if (err)
 		return err;
 	/* incnn_frame_decode() guarantees orig_len > plen */
