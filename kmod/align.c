@@ -6,10 +6,9 @@
  * data written so far ends inside it: that float is recorded raw, and
  * every copy of it travels raw. Runs at NF_INET_LOCAL_OUT before any
  * other hook, inside tcp_transmit_skb() with the socket locked, and
- * reads the bytes a segment needs from the socket's queues. A flow that
- * stops compressing mid-stream keeps the bytes it sent on the grid
- * (incnn_flow_freeze()). See docs/design.md, "Cut floats" and
- * "Mid-stream toggles".
+ * reads the bytes a segment needs from the socket's queues. The grid
+ * itself (anchor, raw floats, freeze) is grid.c's. See docs/design.md,
+ * "Cut floats" and "Mid-stream toggles".
  */
 #include <linux/ip.h>
 #include <linux/netdevice.h>
@@ -20,73 +19,6 @@
 #include <net/tcp.h>
 
 #include "incnn.h"
-
-/*
- * The 64-bit offset, relative to the anchor, of the stream byte at
- * @seq: within a send window (< 2^31) of the highest end sent. f->lock
- * held.
- */
-s64 incnn_flow_rel(const struct incnn_flow *f, u32 seq)
-{
-	u32 rel = seq - f->isn - 1 - f->anchor;
-
-	return f->tx_end + (s32)(rel - (u32)f->tx_end);
-}
-
-/* Does the float at @fl travel raw in every copy? f->lock held. */
-bool incnn_float_raw(const struct incnn_flow *f, s64 fl)
-{
-	unsigned int i;
-
-	if (fl >= f->raw_from)
-		return true;
-	for (i = 0; i < f->raw_n; i++)
-		if (f->raw[i] == fl)
-			return true;
-	return false;
-}
-
-/*
- * Record the float at @fl as raw, at the first transmission of any of
- * its bytes (nothing after it was sent yet), forgetting the floats that
- * lie wholly before @una (TCP never sends them again). If the list is
- * full, the flow is raw from @fl on, for good; returns false then.
- * f->lock held.
- */
-bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una)
-{
-	unsigned int i, n = 0;
-
-	if (incnn_float_raw(f, fl))
-		return true;
-	for (i = 0; i < f->raw_n; i++)
-		if (f->raw[i] + 4 > una)
-			f->raw[n++] = f->raw[i];
-	f->raw_n = n;
-	if (n < INCNN_RAW_MAX) {
-		f->raw[f->raw_n++] = fl;
-		return true;
-	}
-	f->raw_from = fl;
-	return false;
-}
-
-/*
- * The flow stops compressing mid-stream (its rule was deleted, tx was
- * switched off, or the application changed its mark): every float below
- * the highest byte ever sent keeps the value it was given, and every
- * copy of it travels aligned and quantised as before; the flow is raw
- * from the first float boundary at or after that byte on, for good.
- * f->lock held.
- */
-void incnn_flow_freeze(struct incnn_flow *f)
-{
-	s64 end = (f->tx_end + 3) & ~3LL;
-
-	f->flags |= INCNN_FLOW_F_TOGGLED;
-	if (end < f->raw_from)
-		f->raw_from = end;
-}
 
 /* The skb of the socket's queues that holds the stream byte at @seq. */
 static struct sk_buff *align_sk_skb(struct sock *sk, u32 seq)
@@ -299,37 +231,28 @@ static int align_apply(struct sock *sk, struct sk_buff *skb,
 /*
  * The flow of a data segment that must be aligned: compressed toward the
  * peer with a lossy codec, anchored here if this is its first marked
- * segment (as the egress hook would), and frozen here if it stopped
- * compressing since (rule deleted, tx off, mark changed): its bytes
- * below the highest one sent keep their values (incnn_flow_freeze()).
- * NULL otherwise.
+ * segment, and frozen here if it stopped compressing since (rule
+ * deleted, tx off, mark changed), as the egress hook does
+ * (incnn_grid_mark()): its bytes below the highest one sent keep their
+ * values (grid.c). NULL otherwise.
  */
 static struct incnn_flow *align_flow(struct incnn_net *in,
 				     const struct sk_buff *skb)
 {
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
 	const struct incnn_config *cfg = rcu_dereference(in->cfg);
 	const u32 want = INCNN_FLOW_F_ANCHORED | INCNN_FLOW_F_PEER_RX;
+	u8 dscp = ipv4_get_dsfield(ip_hdr(skb)) >> 2, codec;
+	bool marked = cfg->tx && cfg->rules[dscp].codec;
 	const struct incnn_codec *c;
 	struct incnn_flow *f;
-	u8 dscp = ipv4_get_dsfield(iph) >> 2, codec;
-	bool marked = cfg->tx && cfg->rules[dscp].codec;
 	u32 flags;
 
-	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
-			      th->dest);
-	if (!f)
-		return NULL;
-	flags = READ_ONCE(f->flags);
-	if (!(flags & INCNN_FLOW_F_ISN) ||
-	    !(marked || (flags & INCNN_FLOW_F_ANCHORED)))
+	f = incnn_grid_flow(in, skb);
+	if (!f || !(marked ||
+		    (READ_ONCE(f->flags) & INCNN_FLOW_F_ANCHORED)))
 		return NULL;
 	spin_lock(&f->lock);
-	if (!(f->flags & INCNN_FLOW_F_ANCHORED))
-		incnn_flow_anchor(f, cfg, ntohl(th->seq), dscp);
-	else if (!marked || f->dscp != dscp)
-		incnn_flow_freeze(f);
+	incnn_grid_mark(f, cfg, ntohl(tcp_hdr(skb)->seq), dscp, marked);
 	flags = f->flags;
 	codec = f->rule.codec;
 	spin_unlock(&f->lock);

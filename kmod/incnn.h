@@ -108,7 +108,7 @@ struct incnn_flow {
 	u64 bytes_orig;
 	u64 bytes_wire;
 	/*
-	 * Cut floats that travel raw in every copy (align.c): offsets,
+	 * Cut floats that travel raw in every copy (grid.c): offsets,
 	 * relative to the anchor, of floats cut at the end of the data
 	 * written so far; every float at or after raw_from is raw too.
 	 */
@@ -223,6 +223,9 @@ void incnn_simd_init(void);
 u32 incnn_simd_mbps(unsigned int id, enum incnn_simd simd, bool dec);
 enum incnn_simd incnn_simd_begin(void);
 void incnn_simd_end(enum incnn_simd simd);
+struct incnn_frame_info;
+int incnn_frame_decode_fpu(const u8 *frame, unsigned int len, u8 *out,
+			   unsigned int cap, struct incnn_frame_info *fi);
 int incnn_scratch_init(void);
 void incnn_scratch_exit(void);
 
@@ -286,18 +289,46 @@ void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer);
 int incnn_tcpopt_frame_find(const struct sk_buff *skb);
 bool incnn_tcpopt_frame_room(const struct sk_buff *skb);
 
-/* header and checksum helpers (ipv4.c) */
+/* header, checksum and socket lookup helpers (ipv4.c) */
 bool incnn_ipv4_tcp_pull(struct sk_buff *skb);
 void incnn_ipv4_set_len(struct sk_buff *skb);
 void incnn_tcp4_fix_csum(struct sk_buff *skb);
+struct sock *incnn_ipv4_sk_established(struct net *net,
+				       const struct sk_buff *skb);
 
-/* cut floats (align.c); f->lock held where noted */
-bool incnn_float_raw(const struct incnn_flow *f, s64 fl);	/* locked */
-bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una); /* locked */
-s64 incnn_flow_rel(const struct incnn_flow *f, u32 seq);	/* locked */
-void incnn_flow_anchor(struct incnn_flow *f, const struct incnn_config *cfg,
-		       u32 seq, u8 dscp);			/* locked */
-void incnn_flow_freeze(struct incnn_flow *f);			/* locked */
+/*
+ * The float grid of a compressed flow (grid.c), for align.c and tx.c:
+ * all but incnn_grid_flow() and incnn_grid_fit() run with f->lock held.
+ */
+bool incnn_float_raw(const struct incnn_flow *f, s64 fl);
+bool incnn_float_raw_add(struct incnn_flow *f, s64 fl, s64 una);
+s64 incnn_flow_rel(const struct incnn_flow *f, u32 seq);
+struct incnn_flow *incnn_grid_flow(struct incnn_net *in,
+				   const struct sk_buff *skb);
+bool incnn_grid_mark(struct incnn_flow *f, const struct incnn_config *cfg,
+		     u32 seq, u8 dscp, bool marked);
+void incnn_grid_sent(struct incnn_flow *f, u32 seq, unsigned int plen);
+bool incnn_grid_past(struct incnn_flow *f, u32 seq, unsigned int plen);
+s64 incnn_grid_pos(struct incnn_flow *f, u32 seq, unsigned int plen,
+		   s64 *old_end);
+
+/*
+ * The raw floats of a segment beyond its head (payload offsets,
+ * ascending), and where its quantised part ends: floats at or after
+ * qend are raw (the flow went raw for good there).
+ */
+struct incnn_grid_raw {
+	unsigned int n;
+	unsigned int qend;
+	unsigned int off[INCNN_RAW_MAX];
+};
+
+bool incnn_grid_cuts(struct incnn_net *in, struct incnn_flow *f,
+		     struct sk_buff *skb, s64 pos, unsigned int plen,
+		     unsigned int head, s64 old_end,
+		     struct incnn_grid_raw *r);
+unsigned int incnn_grid_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
+			    unsigned int plen);
 
 /* hooks */
 unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
@@ -334,7 +365,5 @@ int incnn_sframe_rx_check(const struct incnn_flow *f,
 int incnn_sframe_rx(struct incnn_net *in, struct sk_buff *skb,
 		    unsigned int hlen, int opt, unsigned int cap,
 		    struct incnn_frame_info *fi);
-struct sock *incnn_rx_sk_established(struct net *net,
-				     const struct sk_buff *skb);
 
 #endif /* _INCNN_H */

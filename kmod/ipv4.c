@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * IPv4-specific helpers: header fields and checksums after the payload of
- * a TCP segment changed. IPv6 will get its own file.
+ * a TCP segment changed, and the local socket an incoming segment is
+ * for. IPv6 will get its own file.
  */
 #include <linux/ip.h>
 #include <linux/tcp.h>
 #include <net/ip.h>
 #include <net/tcp.h>
 #include <net/checksum.h>
+#include <net/inet_hashtables.h>
+#include <net/l3mdev.h>
 
 #include "incnn.h"
 
@@ -58,4 +61,24 @@ void incnn_tcp4_fix_csum(struct sk_buff *skb)
 				 skb_checksum(skb, off, len, 0));
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
 	skb->csum_level = 0;
+}
+
+/*
+ * The local socket of the established-hash tuple of an incoming segment
+ * (a full socket, a request socket or a TIME_WAIT socket), referenced,
+ * or NULL. Keyed by both addresses and ports, so it never matches
+ * forwarded or masqueraded traffic.
+ */
+struct sock *incnn_ipv4_sk_established(struct net *net,
+				       const struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	int dif = skb->dev ? skb->dev->ifindex : 0;
+	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
+
+	/* 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo) */
+	return __inet_lookup_established(net, &tcp_hashinfo, iph->saddr,
+					 th->source, iph->daddr,
+					 ntohs(th->dest), dif, sdif);
 }

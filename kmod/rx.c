@@ -35,33 +35,6 @@ static bool rx_csum_ok(struct sk_buff *skb, unsigned int hook)
 }
 
 /*
- * The local socket of the established-hash tuple of this segment (a full
- * socket, a request socket or a TIME_WAIT socket), referenced, or NULL.
- * Keyed by both addresses and ports, so it never matches forwarded or
- * masqueraded traffic.
- */
-static struct sock *rx_sk_established(struct net *net,
-				      const struct sk_buff *skb)
-{
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
-	int dif = skb->dev ? skb->dev->ifindex : 0;
-	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
-
-	/* 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo) */
-	return __inet_lookup_established(net, &tcp_hashinfo, iph->saddr,
-					 th->source, iph->daddr,
-					 ntohs(th->dest), dif, sdif);
-}
-
-/* rx_sk_established() for the superframe code (sframe_rx.c) */
-struct sock *incnn_rx_sk_established(struct net *net,
-				     const struct sk_buff *skb)
-{
-	return rx_sk_established(net, skb);
-}
-
-/*
  * Is there a listener for this SYN to a local address? A local
  * destination address is checked first: a wildcard listener must not
  * claim forwarded segments.
@@ -108,7 +81,7 @@ static enum rx_syn_kind rx_syn_kind(struct net *net,
 {
 	const struct tcphdr *th = tcp_hdr(skb);
 	enum rx_syn_kind kind = RX_SYN_STRIP;
-	struct sock *sk = rx_sk_established(net, skb);
+	struct sock *sk = incnn_ipv4_sk_established(net, skb);
 
 	if (th->ack) {
 		if (!sk)
@@ -264,7 +237,7 @@ static bool rx_frame_limits(struct incnn_net *in, struct sk_buff *skb,
 			    const struct incnn_frame_info *fi,
 			    unsigned int *cap, bool *drop)
 {
-	struct sock *sk = rx_sk_established(in->net, skb);
+	struct sock *sk = incnn_ipv4_sk_established(in->net, skb);
 	bool ok = true;
 
 	*drop = false;
@@ -288,6 +261,49 @@ static bool rx_frame_limits(struct incnn_net *in, struct sk_buff *skb,
 }
 
 /*
+ * Restore a version-1 frame (checked by rx_frame(), as for
+ * incnn_sframe_rx()) in place: the payload decoded into the per-CPU
+ * buffer and copied back over the frame, the frame option NOPed, the
+ * original DSCP, length and checksum. @cap: the most bytes the restored
+ * payload may have. Returns 0 if restored, an enum incnn_frame_error to
+ * drop and count by the caller, or -1 if dropped and counted here.
+ */
+static int rx_frame_restore(struct incnn_net *in, struct sk_buff *skb,
+			    unsigned int hlen, int opt, unsigned int cap,
+			    struct incnn_frame_info *fi)
+{
+	struct incnn_scratch *s = incnn_scratch_get();
+	unsigned int plen = skb->len - hlen, grow;
+	int err;
+
+	err = incnn_frame_decode_fpu(skb->data + hlen, plen, s->buf, cap, fi);
+	if (err)
+		return err;
+	/* incnn_frame_decode() guarantees orig_len > plen */
+	grow = fi->orig_len - plen;
+	if (skb_tailroom(skb) < grow &&
+	    pskb_expand_head(skb, 0, grow - skb_tailroom(skb), GFP_ATOMIC)) {
+		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
+		return -1;
+	}
+	skb_put(skb, grow);
+	memcpy(skb->data + hlen, s->buf, fi->orig_len);
+	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
+
+	ipv4_change_dsfield(ip_hdr(skb), INET_ECN_MASK, fi->dscp);
+	incnn_ipv4_set_len(skb);
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		skb->ip_summed = CHECKSUM_NONE;
+	incnn_tcp4_fix_csum(skb);
+
+	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES);
+	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES_V1);
+	incnn_stat_add(in, INCNN_STAT_RX_BYTES_WIRE, plen);
+	incnn_stat_add(in, INCNN_STAT_RX_BYTES_ORIG, fi->orig_len);
+	return 0;
+}
+
+/*
  * Decode a frame (whose option is at @opt from skb->data) in place.
  * Returns false when the skb must be dropped.
  */
@@ -296,9 +312,7 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 {
 	struct incnn_scratch *s = incnn_scratch_get();
 	struct incnn_frame_info fi;
-	unsigned int hlen, plen, grow, cap;
-	enum incnn_simd simd;
-	struct iphdr *iph;
+	unsigned int hlen, plen, cap;
 	bool drop;
 	int err;
 
@@ -343,41 +357,13 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
 		return false;
 	}
-	if (fi.version == INCNN_FRAME_VERSION_2) {	/* superframes */
+	if (fi.version == INCNN_FRAME_VERSION_2)	/* superframes */
 		err = incnn_sframe_rx(in, skb, hlen, opt, cap, &fi);
-		if (err > 0)
-			goto bad;
-		return !err;
-	}
-	simd = incnn_simd_begin();
-	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
-				      cap, &fi);
-	incnn_simd_end(simd);
-	if (err)
+	else
+		err = rx_frame_restore(in, skb, hlen, opt, cap, &fi);
+	if (err > 0)
 		goto bad;
-	/* incnn_frame_decode() guarantees orig_len > plen */
-	grow = fi.orig_len - plen;
-	if (skb_tailroom(skb) < grow &&
-	    pskb_expand_head(skb, 0, grow - skb_tailroom(skb), GFP_ATOMIC)) {
-		incnn_stat_inc(in, INCNN_STAT_RX_DROP_NOMEM);
-		return false;
-	}
-	skb_put(skb, grow);
-	memcpy(skb->data + hlen, s->buf, fi.orig_len);
-	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
-
-	iph = ip_hdr(skb);
-	ipv4_change_dsfield(iph, INET_ECN_MASK, fi.dscp);
-	incnn_ipv4_set_len(skb);
-	if (skb->ip_summed == CHECKSUM_PARTIAL)
-		skb->ip_summed = CHECKSUM_NONE;
-	incnn_tcp4_fix_csum(skb);
-
-	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES);
-	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES_V1);
-	incnn_stat_add(in, INCNN_STAT_RX_BYTES_WIRE, plen);
-	incnn_stat_add(in, INCNN_STAT_RX_BYTES_ORIG, fi.orig_len);
-	return true;
+	return !err;
 bad:
 	incnn_stat_inc(in, rx_drop_stat[err]);
 	return false;
@@ -394,7 +380,7 @@ static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
 	struct sock *sk;
 
 	if (!f) {
-		sk = rx_sk_established(in->net, skb);
+		sk = incnn_ipv4_sk_established(in->net, skb);
 		if (!sk)
 			return false;
 		sock_gen_put(sk);

@@ -43,7 +43,7 @@ static unsigned int sf_rx_bounds(struct net *net, const struct sk_buff *skb,
 	struct sock *sk;
 	u32 edge;
 
-	sk = incnn_rx_sk_established(net, skb);
+	sk = incnn_ipv4_sk_established(net, skb);
 	if (!sk)
 		return 0;
 	if (sk_fullsock(sk)) {
@@ -133,7 +133,6 @@ int incnn_sframe_rx(struct incnn_net *in, struct sk_buff *skb,
 {
 	struct incnn_scratch *s = incnn_scratch_get();
 	unsigned int plen = skb->len - hlen, gso;
-	enum incnn_simd simd;
 	int err;
 
 	if (fi->orig_len > cap)
@@ -144,10 +143,7 @@ int incnn_sframe_rx(struct incnn_net *in, struct sk_buff *skb,
 		incnn_stat_inc(in, INCNN_STAT_RX_DROP_V2_WINDOW);
 		return -1;
 	}
-	simd = incnn_simd_begin();
-	err = incnn_frame_decode_simd(simd, skb->data + hlen, plen, s->buf,
-				      cap, fi);
-	incnn_simd_end(simd);
+	err = incnn_frame_decode_fpu(skb->data + hlen, plen, s->buf, cap, fi);
 	if (err)
 		return err;
 	if (skb_unclone(skb, GFP_ATOMIC) ||

@@ -54,7 +54,7 @@ void incnn_sframe_peer(struct incnn_flow *f, const struct incnn_offer *offer)
  * May the payload [pos, pos + len) of a GSO skb at @seq go as a
  * superframe? Only if it starts after the anchor, for a float codec on
  * the grid at both ends (no cut float), and no float inside travels
- * raw: then the cut-float rules have nothing to do (see tx_cuts()), and
+ * raw: then the cut-float rules have nothing to do (see incnn_grid_cuts()), and
  * the skb advances the highest end sent as a segment would. f->lock held.
  */
 static bool sf_eligible(struct incnn_flow *f, const struct incnn_codec *c,

@@ -25,6 +25,7 @@
 #endif
 
 #include "incnn.h"
+#include "codec/frame.h"
 
 enum simd_mode { SIMD_AUTO, SIMD_FORCE_NONE, SIMD_FORCE_AVX2 };
 
@@ -225,4 +226,20 @@ void incnn_simd_end(enum incnn_simd simd)
 	if (simd != INCNN_SIMD_NONE)
 		kernel_fpu_end();
 #endif
+}
+
+/*
+ * incnn_frame_decode_simd() in an FPU section of its own: the frame at
+ * @frame, @len bytes, into @out, @cap bytes at most (the ingress hook's
+ * restore steps, rx.c and sframe_rx.c).
+ */
+int incnn_frame_decode_fpu(const u8 *frame, unsigned int len, u8 *out,
+			   unsigned int cap, struct incnn_frame_info *fi)
+{
+	enum incnn_simd simd = incnn_simd_begin();
+	int err;
+
+	err = incnn_frame_decode_simd(simd, frame, len, out, cap, fi);
+	incnn_simd_end(simd);
+	return err;
 }

@@ -120,34 +120,6 @@ static unsigned int tx_syn(struct incnn_net *in,
 	return NF_ACCEPT;
 }
 
-/*
- * Anchor the flow's float grid at its first marked data segment (at
- * @seq, DSCP @dscp): the first byte never sent before, sent with the
- * mark. f->lock held.
- */
-void incnn_flow_anchor(struct incnn_flow *f, const struct incnn_config *cfg,
-		       u32 seq, u8 dscp)
-{
-	f->anchor = seq - f->isn - 1;
-	if ((f->flags & INCNN_FLOW_F_SENT) && after(f->sent_end, f->anchor))
-		f->anchor = f->sent_end;
-	f->dscp = dscp;
-	f->rule = cfg->rules[dscp];
-	/*
-	 * zebq's values are ebq's, bit for bit: a peer that decodes ebq
-	 * but not zebq gets ebq frames (not merely values quantised in
-	 * place)
-	 */
-	if (f->rule.codec == INCNN_CODEC_ZEBQ &&
-	    (f->peer_codecs & (BIT(INCNN_CODEC_ZEBQ) | BIT(INCNN_CODEC_EBQ))) ==
-	    BIT(INCNN_CODEC_EBQ))
-		f->rule.codec = INCNN_CODEC_EBQ;
-	f->tx_end = 0;
-	f->raw_from = S64_MAX;
-	f->raw_n = 0;
-	f->flags |= INCNN_FLOW_F_ANCHORED;
-}
-
 /* How a marked data segment of a flow goes out. */
 enum tx_mode {
 	TX_FRAME,	/* framed if smaller */
@@ -155,43 +127,12 @@ enum tx_mode {
 };
 
 /*
- * A data segment of a flow that is not anchored and leaves unmarked:
- * remember how far the stream has been sent (those bytes stay raw even
- * when retransmitted with the mark). f->lock held.
- */
-static void tx_sent_end(struct incnn_flow *f, u32 seq, unsigned int plen)
-{
-	u32 end = seq - f->isn - 1 + plen;
-
-	if (!(f->flags & INCNN_FLOW_F_SENT) || after(end, f->sent_end))
-		f->sent_end = end;
-	f->flags |= INCNN_FLOW_F_SENT;
-}
-
-/*
- * Does a segment of a frozen flow (at @seq, @plen bytes) lie wholly at or
- * after the point from which it is raw? Then it leaves as it is; the
- * highest end sent still advances (64-bit stream positions). f->lock
- * held.
- */
-static bool tx_past_freeze(struct incnn_flow *f, u32 seq, unsigned int plen)
-{
-	s64 pos = incnn_flow_rel(f, seq);
-
-	if (pos < f->raw_from)
-		return false;
-	if (pos + plen > f->tx_end)
-		f->tx_end = pos + plen;
-	return true;
-}
-
-/*
  * Decide for a data segment of @plen bytes whose DSCP is @dscp: NULL to
  * leave the skb alone (a marked one counted under the reason), else the
  * flow, anchored, and in *mode how its segment goes out. A marked
  * segment anchors its flow; once anchored, a segment that is not marked
  * any more (rule deleted, tx off) or marked otherwise freezes the flow
- * (incnn_flow_freeze()): a lossy flow then still quantises in place what
+ * (incnn_grid_mark()): a lossy flow then still quantises in place what
  * lies below the highest byte it sent, and nothing after.
  */
 static struct incnn_flow *tx_flow(struct incnn_net *in,
@@ -199,8 +140,7 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 				  struct sk_buff *skb, u8 dscp, unsigned int plen,
 				  enum tx_mode *mode)
 {
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
+	u32 seq = ntohl(tcp_hdr(skb)->seq);
 	bool marked = cfg->tx && cfg->rules[dscp].codec;
 	const struct incnn_codec *c;
 	struct incnn_flow *f;
@@ -209,28 +149,22 @@ static struct incnn_flow *tx_flow(struct incnn_net *in,
 	u16 peer_codecs;
 	u32 flags;
 
-	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
-			      th->dest);
-	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN)) {
+	f = incnn_grid_flow(in, skb);
+	if (!f) {
 		why = INCNN_STAT_TX_RAW_UNTRACKED;
 		goto raw;
 	}
 	spin_lock(&f->lock);
-	if (!(f->flags & INCNN_FLOW_F_ANCHORED)) {
-		if (!marked) {
-			tx_sent_end(f, ntohl(th->seq), plen);
-			spin_unlock(&f->lock);
-			return NULL;
-		}
-		incnn_flow_anchor(f, cfg, ntohl(th->seq), dscp);
-	} else if (!marked || f->dscp != dscp) {
-		incnn_flow_freeze(f);
+	if (!incnn_grid_mark(f, cfg, seq, dscp, marked)) {
+		incnn_grid_sent(f, seq, plen);
+		spin_unlock(&f->lock);
+		return NULL;
 	}
 	WRITE_ONCE(f->last, jiffies);
 	flags = f->flags;
 	peer_codecs = f->peer_codecs;
 	if (flags & INCNN_FLOW_F_TOGGLED)
-		past = tx_past_freeze(f, ntohl(th->seq), plen);
+		past = incnn_grid_past(f, seq, plen);
 	spin_unlock(&f->lock);
 
 	if (!(flags & INCNN_FLOW_F_PEER_RX)) {
@@ -288,36 +222,38 @@ static bool tx_quantise(const struct incnn_codec *c, enum incnn_simd simd,
 }
 
 /*
- * The raw floats of a segment beyond its head (payload offsets,
- * ascending), and where its quantised part ends: floats at or after
- * qend are raw (the flow went raw for good there).
+ * A (non-GSO) segment being compressed: its payload, and where it lies
+ * on the flow's grid (tx_place()).
  */
-struct tx_raw {
-	unsigned int n;
-	unsigned int qend;
-	unsigned int off[INCNN_RAW_MAX];
+struct tx_seg {
+	u8 *p;			/* the payload */
+	unsigned int hlen;	/* the headers before it */
+	unsigned int plen;	/* its length */
+	s64 pos;		/* its stream offset (incnn_grid_pos()) */
+	unsigned int head;	/* raw: before the anchor, then to the grid */
+	struct incnn_grid_raw r;	/* raw floats beyond the head */
 };
 
 /*
  * Send a segment of a compressed flow unframed: its float part
  * quantised in place if the codec is lossy, except the floats that
- * travel raw (@r). Returns false if that failed (the segment must not
- * leave: TCP sends it again).
+ * travel raw (@g's head and raw floats). Returns false if that failed
+ * (the segment must not leave: TCP sends it again).
  */
 static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
-			struct incnn_flow *f, struct sk_buff *skb, u8 *p,
-			unsigned int plen, unsigned int head,
-			enum incnn_simd simd, const struct tx_raw *r)
+			struct incnn_flow *f, struct sk_buff *skb,
+			const struct tx_seg *g, enum incnn_simd simd)
 {
 	struct incnn_scratch *s = incnn_scratch_get();
-	unsigned int i, start = head, stop;
+	const struct incnn_grid_raw *r = &g->r;
+	unsigned int i, start = g->head, stop;
 
-	if (!c->lossy || plen <= head)
+	if (!c->lossy || g->plen <= g->head)
 		return true;
 	for (i = 0; i <= r->n; i++) {
-		stop = min(i < r->n ? r->off[i] : r->qend, plen);
+		stop = min(i < r->n ? r->off[i] : r->qend, g->plen);
 		if (stop > start &&
-		    !tx_quantise(c, simd, f->rule.param, p + start,
+		    !tx_quantise(c, simd, f->rule.param, g->p + start,
 				 stop - start, s)) {
 			incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
 			return false;
@@ -332,78 +268,6 @@ static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 static unsigned int tx_mtu(struct sk_buff *skb)
 {
 	return ip_skb_dst_mtu(skb->sk, skb);
-}
-
-/*
- * An unframed segment must fit the path: one that align.c lengthened by
- * up to 3 bytes for a frame (bounded by the peer's MSS, not the MTU)
- * ends at the last float boundary that fits (TCP sends the rest again,
- * with the FIN if this segment had one). Returns the new payload length,
- * 0 if nothing fits.
- */
-static unsigned int tx_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
-			   unsigned int plen)
-{
-	unsigned int mtu = tx_mtu(skb), room;
-	s64 end;
-
-	if (skb->len <= mtu || skb_is_gso(skb) || mtu <= hlen + 4)
-		return plen;
-	room = mtu - hlen;
-	end = (pos + room) & ~3LL;
-	if (end <= pos)
-		return 0;
-	__skb_trim(skb, hlen + (end - pos));
-	/* the FIN follows the bytes left out: it comes with them later */
-	tcp_hdr(skb)->fin = 0;
-	incnn_ipv4_set_len(skb);
-	incnn_tcp4_fix_csum(skb);
-	return end - pos;
-}
-
-/*
- * The cut and raw floats of a segment of a lossy flow at stream offset
- * @pos, @plen bytes (f->lock held; @old_end: the highest end sent before
- * it). A float cut by the segment's start must be raw; one cut by its
- * end must be raw, or be sent now for the first time (it is recorded
- * raw): otherwise the copies of that float would differ (align.c
- * prevents this for every segment it saw). Fills @r. Returns false if
- * the segment must be dropped.
- */
-static bool tx_cuts(struct incnn_net *in, struct incnn_flow *f,
-		    struct sk_buff *skb, s64 pos, unsigned int plen,
-		    unsigned int head, s64 old_end, struct tx_raw *r)
-{
-	s64 end = pos + plen, fl, una = S64_MIN, a;
-	unsigned int i, j, o;
-
-	r->n = 0;
-	r->qend = plen;
-	if (pos > 0 && (pos & 3) && !incnn_float_raw(f, pos & ~3LL))
-		return false;
-	fl = end & ~3LL;
-	if (end > 0 && (end & 3) && fl >= pos && !incnn_float_raw(f, fl)) {
-		if (fl < old_end)
-			return false;
-		if (sk_fullsock(skb->sk))
-			una = incnn_flow_rel(f,
-					     READ_ONCE(tcp_sk(skb->sk)->snd_una));
-		incnn_float_raw_add(f, fl, una);
-		incnn_stat_inc(in, INCNN_STAT_TX_CUT_RAW);
-	}
-	a = pos + head;		/* on the grid, or the segment's end */
-	if (f->raw_from < end)
-		r->qend = f->raw_from > a ? f->raw_from - pos : head;
-	for (i = 0; i < f->raw_n; i++) {
-		if (f->raw[i] < a || f->raw[i] + 4 > end)
-			continue;
-		o = f->raw[i] - pos;
-		for (j = r->n; j > 0 && r->off[j - 1] > o; j--)
-			r->off[j] = r->off[j - 1];
-		r->off[j] = o;
-		r->n++;
-	}
-	return true;
 }
 
 /*
@@ -428,121 +292,122 @@ static void tx_put_frame(const struct incnn_config *cfg, struct sk_buff *skb,
 }
 
 /*
- * Where a segment starts, relative to the anchor, as a 64-bit stream
- * offset: the 32-bit sequence number extended with the highest end sent
- * so far (a segment lies within a send window, < 2^31, of it), which the
- * segment then advances (@old_end: the end before). Negative: it starts
- * before the anchor. f->lock held.
+ * Place a segment on its flow's grid: its stream offset, its raw head
+ * (bytes before the anchor, then up to the float grid) and, for a lossy
+ * codec, its cut and raw floats (incnn_grid_cuts()). Returns false if it
+ * must be dropped: never a mix of two copies of a float.
  */
-static s64 tx_stream_pos(struct incnn_flow *f, u32 seq, unsigned int plen,
-			 s64 *old_end)
+static bool tx_place(struct incnn_net *in, const struct incnn_codec *c,
+		     struct incnn_flow *f, struct sk_buff *skb,
+		     struct tx_seg *g)
 {
-	s64 pos;
+	bool ok = true;
+	s64 old_end;
 
-	pos = incnn_flow_rel(f, seq);
-	*old_end = f->tx_end;
-	if (pos + plen > f->tx_end)
-		f->tx_end = pos + plen;
-	return pos;
+	spin_lock(&f->lock);
+	g->pos = incnn_grid_pos(f, ntohl(tcp_hdr(skb)->seq), g->plen,
+				&old_end);
+	g->head = min_t(s64, g->pos < 0 ? -g->pos : -g->pos & 3, g->plen);
+	g->r.n = 0;
+	g->r.qend = g->plen;
+	if (c->lossy && g->pos + g->plen > 0)
+		ok = incnn_grid_cuts(in, f, skb, g->pos, g->plen, g->head,
+				     old_end, &g->r);
+	spin_unlock(&f->lock);
+	if (!ok)
+		incnn_stat_inc(in, INCNN_STAT_TX_DROP_CUT);
+	return ok;
+}
+
+/*
+ * Frame a segment with no raw float beyond its head: the payload becomes
+ * the frame option and the frame, if that is smaller and fits the path.
+ * Returns false, counted under the reason, if it goes unframed instead.
+ */
+static bool tx_frame(struct incnn_net *in, const struct incnn_config *cfg,
+		     const struct incnn_codec *c, struct incnn_flow *f,
+		     struct sk_buff *skb, const struct tx_seg *g,
+		     enum incnn_simd simd)
+{
+	struct incnn_scratch *s = incnn_scratch_get();
+	struct incnn_hist hist = { { 0 } };
+	ssize_t n;
+
+	if (!incnn_tcpopt_frame_room(skb)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
+		return false;
+	}
+	n = incnn_frame_encode_simd(simd, c, f->rule.param, f->dscp << 2,
+				    g->p, g->plen, g->head, s->buf,
+				    sizeof(s->buf), s->codec, &hist);
+	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= g->plen)
+		n = -E2BIG;	/* with its option, not smaller */
+	if (n >= 0 && g->hlen + INCNN_TCPOPT_FRAME_LEN + n > tx_mtu(skb)) {
+		/* lengthened by align.c, and too long for the path even so */
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
+		return false;
+	}
+	if (n < 0) {
+		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
+				   INCNN_STAT_TX_ERRORS);
+		return false;
+	}
+
+	tx_put_frame(cfg, skb, g->p, g->plen, s->buf, n);
+	incnn_stat_inc(in, INCNN_STAT_TX_FRAMED);
+	incnn_stat_inc(in, INCNN_STAT_TX_WIRE_V1);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, g->plen);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, n);
+	incnn_stats_codec(in, c->id, g->plen, n, &hist);
+	spin_lock(&f->lock);
+	f->bytes_orig += g->plen;
+	f->bytes_wire += n;
+	spin_unlock(&f->lock);
+	return true;
 }
 
 /*
  * Compress one (non-GSO) segment in place, with the codec path @simd
- * (inside the caller's FPU section if not INCNN_SIMD_NONE). Returns
- * false if the segment must be dropped: a lossy flow's segment that
- * could be neither framed nor quantised (TCP retransmits it).
+ * (inside the caller's FPU section if not INCNN_SIMD_NONE): placed on
+ * the grid, then framed, or else sent unframed. Returns false if the
+ * segment must be dropped: a lossy flow's segment that could be neither
+ * framed nor quantised (TCP retransmits it).
  */
 static bool tx_segment(struct incnn_net *in, const struct incnn_config *cfg,
 		       struct incnn_flow *f, struct sk_buff *skb,
 		       enum tx_mode mode, enum incnn_simd simd)
 {
 	const struct incnn_codec *c = incnn_codec_get(f->rule.codec);
-	struct incnn_scratch *s = incnn_scratch_get();
-	struct incnn_hist hist = { { 0 } };
-	unsigned int thoff, hlen, plen, head;
-	struct tx_raw r = { 0 };
-	struct tcphdr *th;
-	s64 pos, old_end;
-	bool cut_ok = true;
-	ssize_t n;
-	u8 *p;
+	struct tx_seg g;
 
 	if (!c || skb_ensure_writable(skb, skb->len)) {
 		incnn_stat_inc(in, INCNN_STAT_TX_ERRORS);
 		return !c || !c->lossy;
 	}
-	th = tcp_hdr(skb);
-	thoff = skb_transport_offset(skb);
-	hlen = thoff + th->doff * 4;
-	if (skb->len <= hlen)
+	g.hlen = skb_transport_offset(skb) + tcp_hdr(skb)->doff * 4;
+	if (skb->len <= g.hlen)
 		return true;
-	plen = skb->len - hlen;
-	p = skb->data + hlen;
+	g.plen = skb->len - g.hlen;
+	g.p = skb->data + g.hlen;
 
 	incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
-	incnn_stat_add(in, INCNN_STAT_TX_BYTES, plen);
-
-	/* bytes before the anchor, then up to the float grid, go raw */
-	spin_lock(&f->lock);
-	pos = tx_stream_pos(f, ntohl(th->seq), plen, &old_end);
-	head = min_t(s64, pos < 0 ? -pos : -pos & 3, plen);
-	r.qend = plen;
-	if (c->lossy && pos + plen > 0)
-		cut_ok = tx_cuts(in, f, skb, pos, plen, head, old_end, &r);
-	spin_unlock(&f->lock);
-	if (!cut_ok) {
-		/* never a mix of two copies of a float */
-		incnn_stat_inc(in, INCNN_STAT_TX_DROP_CUT);
+	incnn_stat_add(in, INCNN_STAT_TX_BYTES, g.plen);
+	if (!tx_place(in, c, f, skb, &g))
 		return false;
-	}
-	if (pos < 0 && -pos >= plen) {
+	if (g.pos < 0 && -g.pos >= g.plen) {
 		incnn_stat_inc(in, INCNN_STAT_TX_RAW_PRE_ANCHOR);
 		return true;
 	}
-
-	if (mode != TX_FRAME || r.n || r.qend < plen) {
-		/* counted by tx_flow(), or some floats inside are raw */
-		goto unframed;
-	}
-	if (!incnn_tcpopt_frame_room(skb)) {
-		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
-		goto unframed;
-	}
-	n = incnn_frame_encode_simd(simd, c, f->rule.param, f->dscp << 2, p,
-				    plen, head, s->buf, sizeof(s->buf),
-				    s->codec, &hist);
-	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= plen)
-		n = -E2BIG;	/* with its option, not smaller */
-	if (n >= 0 && hlen + INCNN_TCPOPT_FRAME_LEN + n > tx_mtu(skb)) {
-		/* lengthened by align.c, and too long for the path even so */
-		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
-		goto unframed;
-	}
-	if (n < 0) {
-		incnn_stat_inc(in, n == -E2BIG ? INCNN_STAT_TX_RAW_NOT_SMALLER :
-				   INCNN_STAT_TX_ERRORS);
-		goto unframed;
-	}
-
-	tx_put_frame(cfg, skb, p, plen, s->buf, n);
-	incnn_stat_inc(in, INCNN_STAT_TX_FRAMED);
-	incnn_stat_inc(in, INCNN_STAT_TX_WIRE_V1);
-	incnn_stat_add(in, INCNN_STAT_TX_BYTES_ORIG, plen);
-	incnn_stat_add(in, INCNN_STAT_TX_BYTES_WIRE, n);
-	incnn_stats_codec(in, c->id, plen, n, &hist);
-	spin_lock(&f->lock);
-	f->bytes_orig += plen;
-	f->bytes_wire += n;
-	spin_unlock(&f->lock);
-	return true;
-
-unframed:
+	/* unframed: counted by tx_flow(), or some floats inside are raw */
+	if (mode == TX_FRAME && !g.r.n && g.r.qend >= g.plen &&
+	    tx_frame(in, cfg, c, f, skb, &g, simd))
+		return true;
 	if (c->lossy) {
-		plen = tx_fit(skb, pos, hlen, plen);
-		if (!plen)
+		g.plen = incnn_grid_fit(skb, g.pos, g.hlen, g.plen);
+		if (!g.plen)
 			return false;
 	}
-	return tx_unframed(in, c, f, skb, p, plen, head, simd, &r);
+	return tx_unframed(in, c, f, skb, &g, simd);
 }
 
 /* Our position in the hook list, to continue after us per segment. */
