@@ -123,31 +123,20 @@ int incctl_talk(struct incctl *c, struct nlmsghdr *nlh, genl_cb_t cb,
 	return 0;
 }
 
-void incctl_load_codec_names(struct incctl *c)
+int incctl_connect_quiet(struct incctl *c)
 {
-	if (c->kcodecs.loaded)
-		return;
-	if (codecs_fetch(c, &c->kcodecs))
-		c->kcodecs.n = 0;
-	c->kcodecs.loaded = true;
-}
-
-void incctl_load_codecs_quiet(struct incctl *c)
-{
-	if (c->kcodecs.loaded)
-		return;
-	if (!c->connected) {
-		if (c->netns && netns_enter(c->netns, true))
-			return;
-		if (genl_open(&c->nl))
-			return;
-		c->connected = true;
-		if (genl_resolve(&c->nl, INCNN_GENL_NAME)) {
-			incctl_disconnect(c);
-			return;
-		}
+	if (c->connected)
+		return 0;
+	if (c->netns && netns_enter(c->netns, true))
+		return -1;
+	if (genl_open(&c->nl))
+		return -1;
+	c->connected = true;
+	if (genl_resolve(&c->nl, INCNN_GENL_NAME)) {
+		incctl_disconnect(c);
+		return -1;
 	}
-	incctl_load_codec_names(c);
+	return 0;
 }
 
 const char *incctl_codec_name(const struct incctl *c, unsigned int id)

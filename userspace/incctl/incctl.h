@@ -42,6 +42,8 @@ struct incctl {
  * "incctl: kernel module not loaded (modprobe incnn)").
  */
 int incctl_connect(struct incctl *c);
+/* The same without a word: 0 if incnn answers, else -1 (nothing printed). */
+int incctl_connect_quiet(struct incctl *c);
 void incctl_disconnect(struct incctl *c);
 /* Start an incnn request (after incctl_connect()). */
 struct nlmsghdr *incctl_msg(struct incctl *c, uint8_t cmd, uint16_t flags);
@@ -56,8 +58,8 @@ int incctl_talk(struct incctl *c, struct nlmsghdr *nlh, genl_cb_t cb,
 /* Report a negative errno from a request; returns EXIT_FAIL. */
 int incctl_fail(struct incctl *c, int err);
 /*
- * Best effort: load the kernel's codec list into c->kcodecs for names;
- * failure leaves it empty (the static table is used).
+ * kcodecs.c. Best effort: load the kernel's codec list into c->kcodecs
+ * for names; failure leaves it empty (the static table is used).
  */
 void incctl_load_codec_names(struct incctl *c);
 /*

@@ -138,3 +138,19 @@ int codecs_fetch(struct incctl *c, struct kcodec_list *kl)
 	qsort(kl->c, kl->n, sizeof(kl->c[0]), cmp_kcodec);
 	return 0;
 }
+
+void incctl_load_codec_names(struct incctl *c)
+{
+	if (c->kcodecs.loaded)
+		return;
+	if (codecs_fetch(c, &c->kcodecs))
+		c->kcodecs.n = 0;
+	c->kcodecs.loaded = true;
+}
+
+void incctl_load_codecs_quiet(struct incctl *c)
+{
+	if (c->kcodecs.loaded || incctl_connect_quiet(c))
+		return;
+	incctl_load_codec_names(c);
+}
