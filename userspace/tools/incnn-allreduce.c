@@ -852,7 +852,7 @@ struct layers_arg {
 	struct incnn_layer *ly;
 	size_t L;
 	int s;
-	const struct incnn_layers_opts *lo;
+	struct incnn_layers_opts *lo;
 	struct incnn_layers_stats *st;
 };
 
@@ -910,6 +910,49 @@ static void print_sched(const struct ar_opts *o, int s,
 	       (unsigned long long)(wire / o->iters));
 }
 
+/*
+ * One schedule of run_layers() (la->s, its options set): timed, gathered,
+ * and on rank 0 checked and printed. Returns 0 or the exit status to end
+ * with; *ret gets the library's error.
+ */
+static int layers_sched(const struct ar_opts *o, struct incnn_comm *comm,
+			struct ar_bufs *b, struct layers_arg *la, size_t n,
+			unsigned int codec, unsigned int param, bool *first,
+			int *ret)
+{
+	int N = incnn_comm_size(comm), rank = incnn_comm_rank(comm);
+	struct incnn_layers_opts *lo = la->lo;
+	struct ar_meta me = { 0 };
+	struct ar_sum sum;
+	double budget, max_err;
+	bool within;
+
+	/* MG-WFBP's cost model, measured now rather than in the timing */
+	*ret = 0;
+	if (la->s == INCNN_SCHED_MGWFBP)
+		*ret = incnn_comm_probe_cost(comm, o->co.ps, &lo->alpha,
+					     &lo->beta);
+	if (!*ret)
+		*ret = timed(o, comm, b, n, layers_call, la, &me);
+	if (*ret)
+		return fail("rank %d: %s layers: %s", rank,
+			    incnn_sched_name(la->s), incnn_comm_strerror(comm));
+	*ret = gather(comm, b->buf, n, &me, b->all, &sum);
+	if (*ret)
+		return *ret;
+	if (rank != 0)
+		return 0;
+	budget = budget_of(o, codec, param, N);
+	within = check_errors(b->buf, b->exact, b->ab, n, N, &budget, &max_err);
+	print_sched(o, la->s, la->st, &sum, max_err, budget, within, *first,
+		    me.wire);
+	fflush(stdout);
+	*first = false;
+	if (o->check && (!sum.identical || !within))
+		return TU_EXIT_RUNTIME;
+	return 0;
+}
+
 static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 		      unsigned int codec, unsigned int param)
 {
@@ -918,10 +961,8 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	struct incnn_layer *ly = NULL;
 	struct incnn_model *m = NULL;
 	struct ar_bufs b = { 0 };
-	struct ar_meta me;
-	struct ar_sum sum;
 	size_t n, i, off, L;
-	int s, ret = 0, status = 0;
+	int s, rc, ret = 0, status = 0;
 	bool first = true;
 
 	if (incnn_model_build(o->model, &m))
@@ -946,46 +987,20 @@ static int run_layers(const struct ar_opts *o, struct incnn_comm *comm,
 	}
 	if (rank == 0)
 		print_layers_header(o, N, codec, param, m);
-	for (s = 0; s < INCNN_SCHED_COUNT; s++) {
+	for (s = 0; s < INCNN_SCHED_COUNT && !ret; s++) {
 		struct incnn_layers_opts lo;
 		struct incnn_layers_stats st = { 0 };
 		struct layers_arg la = { ly, L, s, &lo, &st };
-		double budget, max_err;
-		bool within;
 
 		if (o->sched >= 0 && o->sched != s)
 			continue;
 		incnn_layers_opts_init(&lo);
 		lo.ps = o->co.ps;
 		lo.bucket_bytes = o->bucket_bytes;
-		/* MG-WFBP's cost model, measured now rather than in the timing */
-		if (s == INCNN_SCHED_MGWFBP)
-			ret = incnn_comm_probe_cost(comm, o->co.ps, &lo.alpha,
-						    &lo.beta);
-		if (!ret)
-			ret = timed(o, comm, &b, n, layers_call, &la, &me);
-		if (ret) {
-			status = fail("rank %d: %s layers: %s", rank,
-				      incnn_sched_name(s),
-				      incnn_comm_strerror(comm));
-			break;
-		}
-		ret = gather(comm, b.buf, n, &me, b.all, &sum);
-		if (ret) {
-			status = ret;
-			break;
-		}
-		if (rank != 0)
-			continue;
-		budget = budget_of(o, codec, param, N);
-		within = check_errors(b.buf, b.exact, b.ab, n, N, &budget,
-				      &max_err);
-		print_sched(o, s, &st, &sum, max_err, budget, within, first,
-			    me.wire);
-		fflush(stdout);
-		first = false;
-		if (o->check && (!sum.identical || !within))
-			status = TU_EXIT_RUNTIME;
+		rc = layers_sched(o, comm, &b, &la, n, codec, param, &first,
+				  &ret);
+		if (rc)
+			status = rc;	/* a failed check: the next one runs */
 	}
 	finish(o, rank, status, ret);
 out:
@@ -1019,7 +1034,7 @@ static int run_rank(const struct ar_opts *o, struct incnn_comm_config *cfg)
 {
 	struct incnn_comm *comm;
 	struct ar_bufs b = { 0 };
-	struct ar_meta me;
+	struct ar_meta me = { 0 };
 	struct ar_sum sum;
 	char err[512];
 	uint64_t sizes[MAX_SIZES], n0, next;
