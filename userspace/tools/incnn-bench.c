@@ -956,14 +956,41 @@ static int bench_sizes(struct bench *b, const char *sizes, bool have_repeats,
 	return 0;
 }
 
+/* --repeats, --min-ms or --seed (@c) of @arg: 0 or usage_err()'s status */
+static int parse_number(struct bench *b, int c, const char *arg,
+			bool *have_repeats, bool *have_min)
+{
+	uint64_t v;
+	double ms;
+
+	switch (c) {
+	case OPT_REPEATS:
+		if (tu_parse_u64(arg, &v) || !v || v > MAX_REPEATS)
+			return usage_err("--repeats %s: must be 1..%d", arg,
+					 MAX_REPEATS);
+		b->repeats = v;
+		*have_repeats = true;
+		return 0;
+	case OPT_MIN_MS:
+		if (tu_parse_double(arg, &ms) || ms < 0 || ms > 60000)
+			return usage_err("--min-ms %s: must be 0..60000", arg);
+		b->min_time = ms * 1e-3;
+		*have_min = true;
+		return 0;
+	default:
+		if (tu_parse_u64(arg, &b->seed))
+			return usage_err("--seed %s: must be a non-negative integer",
+					 arg);
+		return 0;
+	}
+}
+
 static int parse_args(struct bench *b, int argc, char **argv)
 {
 	const char *dists = NULL, *scales = NULL, *sizes = NULL;
 	const char *files[MAX_FILES];
 	bool have_repeats = false, have_min = false;
 	unsigned int nfiles = 0, i;
-	uint64_t v;
-	double ms;
 	int c, r;
 
 	b->repeats = 5;
@@ -979,30 +1006,17 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			sizes = optarg;
 			break;
 		case OPT_REPEATS:
-			if (tu_parse_u64(optarg, &v) || !v || v > MAX_REPEATS)
-				return usage_err("--repeats %s: must be 1..%d",
-						 optarg, MAX_REPEATS);
-			b->repeats = v;
-			have_repeats = true;
-			break;
 		case OPT_MIN_MS:
-			if (tu_parse_double(optarg, &ms) || ms < 0 ||
-			    ms > 60000)
-				return usage_err("--min-ms %s: must be 0..60000",
-						 optarg);
-			b->min_time = ms * 1e-3;
-			have_min = true;
+		case OPT_SEED:
+			r = parse_number(b, c, optarg, &have_repeats, &have_min);
+			if (r)
+				return r;
 			break;
 		case OPT_DIST:
 			dists = optarg;
 			break;
 		case OPT_SCALE:
 			scales = optarg;
-			break;
-		case OPT_SEED:
-			if (tu_parse_u64(optarg, &b->seed))
-				return usage_err("--seed %s: must be a non-negative integer",
-						 optarg);
 			break;
 		case OPT_FILE:
 			if (nfiles == MAX_FILES)
