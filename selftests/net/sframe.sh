@@ -67,7 +67,11 @@ xfer_case() {
 	fi
 }
 
-# v2_used NAME: superframes went out and were restored, none dropped
+# v2_used NAME [MEAN]: superframes went out and were restored, restoring
+# more than MEAN bytes each on average (default 0: how many segments TCP
+# puts in a GSO skb depends on its pacing rate, i.e. on the machine's
+# speed; the long run of zeros checks that one wire packet restores
+# several segments)
 v2_used() {
 	local sent rcvd orig drops mean
 	sent=$(c "$NS_A" tx_wire_v2)
@@ -76,7 +80,7 @@ v2_used() {
 	drops=$(jnum "$(kstats "$NS_B")" rx_dropped)
 	mean=$((rcvd > 0 ? orig / rcvd : 0))
 	if [ "$(c "$NS_A" tx_superframes)" -ge 1 ] && [ "$sent" -ge 1 ] &&
-		[ "$rcvd" -ge 1 ] && [ "$mean" -gt "${2:-1448}" ]; then
+		[ "$rcvd" -ge 1 ] && [ "$mean" -gt "${2:-0}" ]; then
 		ok "$1: $sent version-2 wire packets sent, $rcvd restored, mean $mean bytes each"
 	else
 		fail "$1: superframes used" "tx_superframes $(c "$NS_A" tx_superframes) tx_wire_v2 $sent rx_frames_v2 $rcvd rx_v2_bytes_orig $orig rx_dropped $drops"
@@ -98,7 +102,7 @@ ip -n "$NS_A" link set va mtu 1333 && ip -n "$NS_B" link set vb mtu 1333
 sf "$NS_A" off
 xfer_case odd-mss-v1
 sf "$NS_A" on
-xfer_case odd-mss && v2_used odd-mss 1281
+xfer_case odd-mss && v2_used odd-mss
 # the same under netem: floats cut by a 1-3 byte tail that TCP resends
 # alone (tail loss probe) go raw, never hybrid (as_predicted)
 nsx "$NS_A" tc qdisc replace dev va root netem delay 1ms loss 2% reorder 10%
@@ -127,14 +131,14 @@ for args in "loss 3%" "delay 1ms loss 2% duplicate 2% reorder 10% corrupt 1%"; d
 	# shellcheck disable=SC2086
 	nsx "$NS_A" tc qdisc replace dev va root netem $args ||
 		{ fail "$name: tc qdisc netem $args"; continue; }
-	xfer_case "$name" && v2_used "$name ($args)" 0
+	xfer_case "$name" && v2_used "$name ($args)"
 done
 nsx "$NS_A" tc qdisc del dev va root
 
 # 4. a receive window smaller than one burst (64 KB GSO skbs)
 old_rmem=$(nsx "$NS_B" sysctl -n net.ipv4.tcp_rmem)
 nsx "$NS_B" sysctl -qw net.ipv4.tcp_rmem="4096 16384 16384"
-xfer_case small-window && v2_used small-window 0
+xfer_case small-window && v2_used small-window
 nsx "$NS_B" sysctl -qw net.ipv4.tcp_rmem="$old_rmem"
 
 # 5. a version-1-only peer (superframes off at B): version 1 both ways
@@ -168,23 +172,25 @@ if xfer_case sender-off; then
 fi
 sf "$NS_A" on
 
-# 6. a long run (32 MiB of zeros: the largest restored skbs), then every
+# 6. a long run (16 MiB of zeros: the largest restored skbs), then every
 # socket of the receiver freed and the host's TCP memory back. A restored
 # skb left charged to a socket trips the WARN_ONs of inet_sock_destruct()
 # (vm.sh fails the run on any WARN). sockstat's "mem" is the whole host's,
 # and each CPU caches up to net.core.mem_pcpu_rsv pages of it (either
 # sign), so two readings of the same true figure may differ by
 # 2 * CPUs * rsv pages; the long run's skbs, had they leaked, would hold
-# 8192 pages or more.
+# 4096 pages or more.
 mem0=$(sockstat "$NS_B" mem)
 slack=$((2 * $(nproc) * $(cat /proc/sys/net/core/mem_pcpu_rsv)))
-head -c $((32 << 20)) /dev/zero >"$TMP/zero.bin"
+head -c $((16 << 20)) /dev/zero >"$TMP/zero.bin"
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
-if xfer long "$TMP/zero.bin" -T 0x28 -m after && st=$(same "$TMP/zero.bin" "$TMP/long.out"); then
-	v2_used "long (32 MiB of zeros)"
+if XFER_TIMEOUT=300 xfer long "$TMP/zero.bin" -T 0x28 -m after &&
+	st=$(same "$TMP/zero.bin" "$TMP/long.out"); then
+	v2_used "long (16 MiB of zeros)" 2896
 else
-	fail "long: 32 MiB of zeros exact" "${st:-transfer failed}"
+	fail "long: 16 MiB of zeros exact" "${st:-transfer failed}" \
+		"sender: $(kstats "$NS_A")" "receiver: $(kstats "$NS_B")"
 fi
 rm -f "$TMP/zero.bin" "$TMP/long.out"
 inuse=
