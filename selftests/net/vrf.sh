@@ -131,9 +131,14 @@ trace_stop() {
 	fi
 	# read before switching the tracer: that empties the buffer
 	echo 0 >$TRACE/tracing_on
-	n=$(awk '/<stack trace>/ { if (a && v) n++; a = v = 0; next }
-		/=> (incnn_tx_align_hook|align_hook|align_flow)/ { a = 1 }
-		/=> vrf_xmit/ { v = 1 }
+	# frames run from the innermost out: the align hook, then vrf_xmit
+	# with no softirq between them (a softirq run on that stack, e.g.
+	# from vrf_xmit's local_bh_enable(), processes an ACK under
+	# bh_lock_sock() and may send from there: a locked first pass)
+	n=$(awk '/<stack trace>/ { if (a && v) n++; a = v = q = 0; next }
+		/=> (incnn_tx_align_hook|align_hook)( |$)/ { a = 1 }
+		a && !v && /=> (__do_softirq|net_rx_action|do_softirq)/ { q = 1 }
+		a && !q && /=> vrf_xmit/ { v = 1 }
 		END { if (a && v) n++; print n + 0 }' $TRACE/trace)
 	info "trace: $(grep -c "<stack trace>" $TRACE/trace) calls of incnn_flow_lookup()" >&2
 	echo nop >$TRACE/current_tracer
