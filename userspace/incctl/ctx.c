@@ -46,34 +46,46 @@ static int netns_enter(const char *name, bool quiet)
 	return 0;
 }
 
-int incctl_connect(struct incctl *c)
+/* incctl_connect(), or with @quiet nothing printed on failure */
+static int ctx_connect(struct incctl *c, bool quiet)
 {
 	int err;
 
 	if (c->connected)
 		return 0;
-	if (c->netns && netns_enter(c->netns, false))
+	if (c->netns && netns_enter(c->netns, quiet))
 		return EXIT_FAIL;
 	err = genl_open(&c->nl);
 	if (err) {
-		fprintf(stderr, "incctl: cannot open a generic netlink socket: %s\n",
-			strerror(-err));
+		if (!quiet)
+			fprintf(stderr, "incctl: cannot open a generic netlink socket: %s\n",
+				strerror(-err));
 		return EXIT_FAIL;
 	}
 	c->connected = true;
 	err = genl_resolve(&c->nl, INCNN_GENL_NAME);
-	if (err == -ENOENT) {
-		fputs("incctl: kernel module not loaded (modprobe incnn)\n",
-		      stderr);
-		incctl_disconnect(c);
-		return EXIT_FAIL;
+	if (err && !quiet) {
+		if (err == -ENOENT)
+			fputs("incctl: kernel module not loaded (modprobe incnn)\n",
+			      stderr);
+		else
+			incctl_fail(c, err);
 	}
 	if (err) {
-		incctl_fail(c, err);
 		incctl_disconnect(c);
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+int incctl_connect(struct incctl *c)
+{
+	return ctx_connect(c, false);
+}
+
+int incctl_connect_quiet(struct incctl *c)
+{
+	return ctx_connect(c, true);
 }
 
 void incctl_disconnect(struct incctl *c)
@@ -120,22 +132,6 @@ int incctl_talk(struct incctl *c, struct nlmsghdr *nlh, genl_cb_t cb,
 	if (c->nl.dump_intr)
 		fputs("incctl: warning: the dump was interrupted by a change and may be inconsistent\n",
 		      stderr);
-	return 0;
-}
-
-int incctl_connect_quiet(struct incctl *c)
-{
-	if (c->connected)
-		return 0;
-	if (c->netns && netns_enter(c->netns, true))
-		return -1;
-	if (genl_open(&c->nl))
-		return -1;
-	c->connected = true;
-	if (genl_resolve(&c->nl, INCNN_GENL_NAME)) {
-		incctl_disconnect(c);
-		return -1;
-	}
 	return 0;
 }
 

@@ -42,7 +42,7 @@ struct incctl {
  * "incctl: kernel module not loaded (modprobe incnn)").
  */
 int incctl_connect(struct incctl *c);
-/* The same without a word: 0 if incnn answers, else -1 (nothing printed). */
+/* The same without a word: 0 if incnn answers, else EXIT_FAIL. */
 int incctl_connect_quiet(struct incctl *c);
 void incctl_disconnect(struct incctl *c);
 /* Start an incnn request (after incctl_connect()). */
