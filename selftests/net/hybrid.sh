@@ -94,15 +94,6 @@ nft_drops() { # ns table: packets dropped
 	nsx "$1" nft list table ip "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
 }
 
-wait_count() { # ns table n seconds: until the table's counter reaches n
-	local _
-	for _ in $(seq 1 $(($4 * 4))); do
-		[ "$(nft_drops "$1" "$2")" -ge "$3" ] && return 0
-		nap 0.25
-	done
-	return 1
-}
-
 say() { # command: (sender $spid on fds 3, 4) send it to the sender, print its reply
 	local r
 	kill -0 $spid 2>/dev/null && echo "$*" >&3 && read -r r <&4 && echo "$r"
@@ -177,15 +168,19 @@ nsx "$NS_A" sysctl -qw net.ipv4.tcp_sack=1
 # --- collapse: RTO retransmission merging two small writes -----------------
 ROUNDS=3
 CHUNK=502	# 4 * 125 + 2
+# Each round waits at most 10 s for the retransmission and 60 s for the
+# acknowledgement; the sender and receiver outlive the sum (under load
+# the rounds take long, and a process killed by timeout fails the test).
+LIFE=$((ROUNDS * 80 + 60))
 gen_floats "$TMP/collapse.in" 20000 71 1e-4
 predict "$TMP/collapse.want" "$TMP/collapse.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
 next_port
-timeout 120 nsenter --net="/run/netns/$NS_B" \
+timeout $LIFE nsenter --net="/run/netns/$NS_B" \
 	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/collapse.out" &
 rpid=$!
 wait_listen "$NS_B" "$PORT" || fail "collapse: receiver listens"
-timeout 120 nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
+timeout $LIFE nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
 	"$ADDR_B" "$PORT" "$TMP/collapse.in" <"$TMP/cmd" >"$TMP/rep" 2>"$TMP/send.err" &
 spid=$!
 exec 3>"$TMP/cmd" 4<"$TMP/rep"
@@ -211,8 +206,11 @@ for r in $(seq 1 $ROUNDS); do
 	# the RTO retransmits n with n + 1 collapsed into it: B takes n + 1
 	# from it; its ACK does not reach A. Stop at the first RTO
 	# retransmission of one chunk (n + 1, its loss probe, then that: no
-	# collapse this time), before the RTO backs off far.
-	for _ in $(seq 1 40); do
+	# collapse this time), before the RTO backs off far: a bound in time,
+	# not in polls (each poll runs nft, slow on a loaded host, while the
+	# RTO doubles with every retransmission that B does not acknowledge).
+	end=$((SECONDS + 10))
+	while [ $SECONDS -lt $end ]; do
 		[ "$(nft_drops "$NS_B" hyb_seen)" -gt "$seen" ] && break
 		[ "$(nft_drops "$NS_B" hyb_data)" -ge 3 ] && break
 		nap 0.25

@@ -57,10 +57,13 @@ else
 	echo "TAP version 13"
 	echo "1..${#paths[@]}"
 	n=0
+	# the runner's limit per script: selftests/net/settings
+	limit=$(sed -n 's/^timeout=//p' "$NET_DIR/settings" 2>/dev/null)
+	limit=${limit:-600}
 	for p in "${paths[@]}"; do
 		n=$((n + 1))
 		echo "# selftests: net: $(basename "$p")"
-		if (cd "$base/net" && timeout 300 "$p") 2>&1 | sed 's/^/# /'; [ "${PIPESTATUS[0]}" = 0 ]; then
+		if (cd "$base/net" && timeout "$limit" "$p") 2>&1 | sed 's/^/# /'; [ "${PIPESTATUS[0]}" = 0 ]; then
 			echo "ok $n selftests: net: $(basename "$p")"
 		else
 			echo "not ok $n selftests: net: $(basename "$p")"
