@@ -248,12 +248,14 @@ TEST(codec_param_desc)
 	}
 }
 
-/* The one spelling of a codec setting: parse, format, range text. */
+/* The one spelling of a codec setting: parse, label, range text. */
 TEST(codec_param_text)
 {
 	const struct incnn_codec_param *b = &incnn_codec_ebq.param;
 	const struct incnn_codec_param *t = &incnn_codec_trunc.param;
 	const struct incnn_codec_param *n = &incnn_codec_lz4.param;
+	/* a kind this library does not know: the number as it is */
+	const struct incnn_codec_param other = { .kind = 9, .max = 255 };
 	unsigned int v = 99;
 	char buf[48];
 
@@ -285,12 +287,13 @@ TEST(codec_param_text)
 	EXPECT_EQ(-ERANGE, incnn_codec_param_parse(n, "1", &v));
 	EXPECT_EQ(0, v);
 
-	EXPECT_STREQ("bound 2^-10", incnn_codec_param_format(b, 10, buf, sizeof(buf)));
-	EXPECT_STREQ("param 31", incnn_codec_param_format(b, 31, buf, sizeof(buf)));
-	EXPECT_STREQ("bits 24", incnn_codec_param_format(t, 24, buf, sizeof(buf)));
-	EXPECT_STREQ("param 12", incnn_codec_param_format(t, 12, buf, sizeof(buf)));
-	EXPECT_STREQ("", incnn_codec_param_format(n, 0, buf, sizeof(buf)));
-	EXPECT_STREQ("param 3", incnn_codec_param_format(n, 3, buf, sizeof(buf)));
+	EXPECT_STREQ("x:2^-10", incnn_codec_param_label("x", b, 10, buf, sizeof(buf)));
+	EXPECT_STREQ("x param 31", incnn_codec_param_label("x", b, 31, buf, sizeof(buf)));
+	EXPECT_STREQ("x:24", incnn_codec_param_label("x", t, 24, buf, sizeof(buf)));
+	EXPECT_STREQ("x param 12", incnn_codec_param_label("x", t, 12, buf, sizeof(buf)));
+	EXPECT_STREQ("x", incnn_codec_param_label("x", n, 0, buf, sizeof(buf)));
+	EXPECT_STREQ("x param 3", incnn_codec_param_label("x", n, 3, buf, sizeof(buf)));
+	EXPECT_STREQ("x param 3", incnn_codec_param_label("x", &other, 3, buf, sizeof(buf)));
 	EXPECT_STREQ("2^-1..2^-30", incnn_codec_param_range(b, buf, sizeof(buf)));
 	EXPECT_STREQ("8, 16 or 24", incnn_codec_param_range(t, buf, sizeof(buf)));
 	EXPECT_STREQ("0..0", incnn_codec_param_range(n, buf, sizeof(buf)));
@@ -336,7 +339,8 @@ TEST(codec_max_err)
 TEST(codec_label)
 {
 	unsigned int id = 99, p = 99;
-	char buf[48];
+	const char *setting = "?";
+	char buf[48], name[32];
 
 	EXPECT_STREQ("ebq:2^-10", incnn_codec_label(INCNN_CODEC_EBQ, 10, buf, sizeof(buf)));
 	EXPECT_STREQ("zebq:2^-8", incnn_codec_label(INCNN_CODEC_ZEBQ, 8, buf, sizeof(buf)));
@@ -374,6 +378,23 @@ TEST(codec_label)
 	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("foo:2^-10", &id, &p));
 	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("", &id, &p));
 	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("auto", &id, &p));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse(":2^-10", &id, &p));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_parse("ebq:", &id, &p));
+
+	/* the split incctl shares: a name, and the setting or NULL */
+	EXPECT_EQ(0, incnn_codec_spec_split("zfuture:2^-3", name, sizeof(name), &setting));
+	EXPECT_STREQ("zfuture", name);
+	EXPECT_STREQ("2^-3", setting);
+	EXPECT_EQ(0, incnn_codec_spec_split("lz4", name, sizeof(name), &setting));
+	EXPECT_STREQ("lz4", name);
+	EXPECT_NULL(setting);
+	EXPECT_EQ(0, incnn_codec_spec_split("ebq:", name, sizeof(name), &setting));
+	EXPECT_STREQ("", setting);
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_split(":3", name, sizeof(name), &setting));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_split("", name, sizeof(name), &setting));
+	EXPECT_EQ(-EINVAL, incnn_codec_spec_split("abcdefgh:3", name, 8, &setting));
+	EXPECT_EQ(0, incnn_codec_spec_split("abcdefg:3", name, 8, &setting));
+	EXPECT_STREQ("abcdefg", name);
 
 	/* every label of a valid setting parses back to it */
 	for (id = 1; id <= INCNN_CODEC_MAX; id++) {

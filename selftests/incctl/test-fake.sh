@@ -114,15 +114,15 @@ flows          3 of max 65536
 idle-timeout   300 s
 close-timeout  10 s
 rules          4
-  dscp 10 (tos 0x28) codec ebq bound 2^-10
+  dscp 10 (tos 0x28) codec ebq:2^-10
   dscp 12 (tos 0x30) codec lz4
-  dscp 14 (tos 0x38) codec trunc bits 16
+  dscp 14 (tos 0x38) codec trunc:16
   dscp 20 (tos 0x50) codec zfuture param 3" "" show
 
 expect "rule list (sorted, kernel codec names)" ok 0 "\
-dscp 10 (tos 0x28) codec ebq bound 2^-10
+dscp 10 (tos 0x28) codec ebq:2^-10
 dscp 12 (tos 0x30) codec lz4
-dscp 14 (tos 0x38) codec trunc bits 16
+dscp 14 (tos 0x38) codec trunc:16
 dscp 20 (tos 0x50) codec zfuture param 3" "" rule list
 
 expect "codecs" ok 0 "\
@@ -171,24 +171,24 @@ grep -q 'pad attributes' "$INCCTL_FAKE_LOG" &&
 result $? "the stats reply carried u64 padding (type 1, as stat 0's type)"
 
 expect "flows" ok 0 "\
-10.0.0.1:5001 -> 10.0.0.2:40000 dscp 10 codec ebq bound 2^-10 flags peer-rx,anchored anchor 1448 orig 4000000000 wire 1000000000 ratio 4.00 idle 0.000s
+10.0.0.1:5001 -> 10.0.0.2:40000 dscp 10 codec ebq:2^-10 flags peer-rx,anchored anchor 1448 orig 4000000000 wire 1000000000 ratio 4.00 idle 0.000s
 10.0.0.1:5001 -> 10.0.0.3:40001 dscp 10 codec none flags - anchor - orig 0 wire 0 ratio - idle 1.234s
-10.0.0.1:5001 -> 10.0.0.4:40002 dscp 10 codec ebq bound 2^-10 flags peer-rx,anchored,toggled,closing,0x40 anchor 1448 orig 12000000000 wire 3000000000 ratio 4.00 idle 2.468s" \
+10.0.0.1:5001 -> 10.0.0.4:40002 dscp 10 codec ebq:2^-10 flags peer-rx,anchored,toggled,closing,0x40 anchor 1448 orig 12000000000 wire 3000000000 ratio 4.00 idle 2.468s" \
 	"" flows
 
-json "-j show" ok 'd["tx_enabled"] is True and d["rx_enabled"] is False and d["wire_dscp"] == 11 and d["wire_tos"] == 0x2c and d["flow_max"] == 65536 and d["flow_idle_timeout"] == 300 and d["flow_close_timeout"] == 10 and d["flow_count"] == 3 and [r["dscp"] for r in d["rules"]] == [10, 12, 14, 20] and d["rules"][0] == {"dscp": 10, "tos": 40, "codec": "ebq", "codec_id": 2, "param": 10}' -j show
-json "-j -p show" ok 'd["rules"][3]["codec"] == "zfuture"' -j -p show
+json "-j show" ok 'd["tx_enabled"] is True and d["rx_enabled"] is False and d["wire_dscp"] == 11 and d["wire_tos"] == 0x2c and d["flow_max"] == 65536 and d["flow_idle_timeout"] == 300 and d["flow_close_timeout"] == 10 and d["flow_count"] == 3 and [r["dscp"] for r in d["rules"]] == [10, 12, 14, 20] and d["rules"][0] == {"dscp": 10, "tos": 40, "codec": "ebq", "codec_id": 2, "param": 10, "label": "ebq:2^-10"}' -j show
+json "-j -p show" ok 'd["rules"][3]["codec"] == "zfuture" and d["rules"][3]["label"] == "zfuture param 3"' -j -p show
 run ok -j -p show
 [ "$(grep -c '' "$tmp/out")" -gt 10 ] && grep -q '^  "rules": \[$' "$tmp/out"
 result $? "-p indents"
 run ok -j show
 [ "$(grep -c '' "$tmp/out")" -eq 1 ]
 result $? "-j without -p is one line"
-json "-j rule list" ok 'len(d) == 4 and d[2] == {"dscp": 14, "tos": 56, "codec": "trunc", "codec_id": 3, "param": 16}' -j rule list
+json "-j rule list" ok 'len(d) == 4 and d[2] == {"dscp": 14, "tos": 56, "codec": "trunc", "codec_id": 3, "param": 16, "label": "trunc:16"} and d[1]["label"] == "lz4"' -j rule list
 json "-j codecs" ok 'd[0] == {"id": 1, "name": "inceptionn", "lossy": True, "param_min": 1, "param_max": 30, "param_default": 10, "param_kind": "bound"} and len(d) == 5 and [c["param_kind"] for c in d[1:]] == ["bound", "bits", "none", "unknown"]' -j codecs
 json "-j codecs: simd and figures" simd 'd[1]["simd"] == "avx2" and d[1]["mbps"] == {"none": {"enc": 2, "dec": 102}, "avx2": {"enc": 1002, "dec": 1102}} and d[2]["simd"] == "none" and "mbps" not in d[2]' -j codecs
 json "-j stats" ok 'd["stats"]["tx_segs"] == 1000 and [k for k in d["stats"] if k.startswith("stat_")] == ["stat_%d" % (len(d["stats"]) - 1)] and d["stats"]["stat_%d" % (len(d["stats"]) - 1)] == 77 and d["stats"]["tx_wire_v2"] == 1037 and d["rx_dropped"] == 11270 and d["tx_bytes_saved"] == -1 and d["codec_stats"][1]["codec"] == "ebq" and d["codec_stats"][1]["hist_0_pct"] == 60 and d["codec_stats"][3]["ratio"] is None' -j stats
-json "-j flows" ok 'len(d) == 3 and d[2]["bytes_orig"] == 12000000000 and d[2]["flags"] == ["peer_rx", "anchored", "toggled", "closing", "0x40"] and d[0]["saddr"] == "10.0.0.1" and d[0]["dport"] == 40000 and d[1]["flags"] == [] and d[1]["ratio"] is None' -j flows
+json "-j flows" ok 'len(d) == 3 and d[2]["bytes_orig"] == 12000000000 and d[2]["flags"] == ["peer_rx", "anchored", "toggled", "closing", "0x40"] and d[0]["saddr"] == "10.0.0.1" and d[0]["dport"] == 40000 and d[1]["flags"] == [] and d[1]["ratio"] is None and [f["label"] for f in d] == ["ebq:2^-10", "none", "ebq:2^-10"]' -j flows
 json "-j flows with no flows is []" empty 'd == []' -j flows
 json "-j rule list with no rules is []" empty 'd == []' -j rule list
 expect "show with no rules" empty 0 "\
@@ -248,10 +248,13 @@ run intr flows
 	[ "$(grep -c '' "$tmp/out")" -eq 3 ]
 result $? "NLM_F_DUMP_INTR is a warning"
 expect "no GET_CODECS: static names" nocodecs 0 "\
-dscp 10 (tos 0x28) codec ebq bound 2^-10
+dscp 10 (tos 0x28) codec ebq:2^-10
 dscp 12 (tos 0x30) codec lz4
-dscp 14 (tos 0x38) codec trunc bits 16
+dscp 14 (tos 0x38) codec trunc:16
 dscp 20 (tos 0x50) codec 9 param 3" "" rule list
+json "no GET_CODECS: -j rule list labels the unknown codec by number" nocodecs \
+	'd[3]["label"] == "9 param 3" and "codec" not in d[3] and d[3]["codec_id"] == 9' \
+	-j rule list
 expect "no GET_CODECS: codecs fails" nocodecs 1 "" \
 	"incctl: Operation not supported" codecs
 
@@ -274,10 +277,10 @@ expect "rule add: bound codecs listed from the kernel" newcodec 2 "" \
 	"incctl: rule add: codec trunc takes no bound (only inceptionn, ebq and zfuture do)" \
 	rule add dscp 20 codec trunc bound 3
 expect "rule list: the kernel's kind spells the setting" newcodec 0 "\
-dscp 10 (tos 0x28) codec ebq bound 2^-10
+dscp 10 (tos 0x28) codec ebq:2^-10
 dscp 12 (tos 0x30) codec lz4
-dscp 14 (tos 0x38) codec trunc bits 16
-dscp 20 (tos 0x50) codec zfuture bound 2^-3" "" rule list
+dscp 14 (tos 0x38) codec trunc:16
+dscp 20 (tos 0x50) codec zfuture:2^-3" "" rule list
 expect "codecs: kinds of an older kernel from the built-in codecs" oldcodecs 0 "\
 id  name         lossy  param                default
 1   inceptionn   yes    bound 2^-1..2^-30    2^-10

@@ -64,10 +64,22 @@ static double flow_ratio(const struct flow *fl)
 	return (double)mnl_attr_get_u64(o) / (double)mnl_attr_get_u64(w);
 }
 
+/* the flow's codec and parameter, "ebq:2^-10" (it has INCNN_FLOW_A_CODEC) */
+static const char *flow_label(const struct incctl *c, const struct flow *fl,
+			      char *buf, size_t len)
+{
+	const struct nlattr *p = fl->tb[INCNN_FLOW_A_PARAM];
+
+	return codec_label(&c->kcodecs,
+			   mnl_attr_get_u8(fl->tb[INCNN_FLOW_A_CODEC]),
+			   p != NULL, p ? mnl_attr_get_u8(p) : 0, buf, len);
+}
+
 static void flow_text(const struct incctl *c, const struct flow *fl)
 {
 	const struct nlattr *const *tb = fl->tb;
 	char sa[INET_ADDRSTRLEN], da[INET_ADDRSTRLEN], sp[8], dp[8];
+	char label[64];
 	double ratio = flow_ratio(fl);
 
 	port_text(tb[INCNN_FLOW_A_SPORT], sp, sizeof(sp));
@@ -77,25 +89,8 @@ static void flow_text(const struct incctl *c, const struct flow *fl)
 	       addr_text(tb[INCNN_FLOW_A_DADDR], da, sizeof(da)), dp);
 	if (tb[INCNN_FLOW_A_DSCP])
 		printf(" dscp %u", mnl_attr_get_u8(tb[INCNN_FLOW_A_DSCP]));
-	if (tb[INCNN_FLOW_A_CODEC]) {
-		unsigned int id = mnl_attr_get_u8(tb[INCNN_FLOW_A_CODEC]);
-		const char *name = incctl_codec_name(c, id);
-		char param[32];
-
-		if (name)
-			printf(" codec %s", name);
-		else
-			printf(" codec %u", id);
-		if (tb[INCNN_FLOW_A_PARAM]) {
-			unsigned int p =
-				mnl_attr_get_u8(tb[INCNN_FLOW_A_PARAM]);
-
-			codec_param_text(&c->kcodecs, id, p, param,
-					 sizeof(param));
-			if (param[0])
-				printf(" %s", param);
-		}
-	}
+	if (tb[INCNN_FLOW_A_CODEC])
+		printf(" codec %s", flow_label(c, fl, label, sizeof(label)));
 	if (tb[INCNN_FLOW_A_FLAGS]) {
 		uint32_t flags = mnl_attr_get_u32(tb[INCNN_FLOW_A_FLAGS]);
 		const char *sep = "";
@@ -146,7 +141,7 @@ static void flow_json(const struct incctl *c, struct json *j,
 		      const struct flow *fl)
 {
 	const struct nlattr *const *tb = fl->tb;
-	char buf[INET_ADDRSTRLEN];
+	char buf[INET_ADDRSTRLEN], label[64];
 
 	json_obj_open(j, NULL);
 	if (tb[INCNN_FLOW_A_SADDR])
@@ -173,6 +168,8 @@ static void flow_json(const struct incctl *c, struct json *j,
 	}
 	if (tb[INCNN_FLOW_A_PARAM])
 		json_u64(j, "param", mnl_attr_get_u8(tb[INCNN_FLOW_A_PARAM]));
+	if (tb[INCNN_FLOW_A_CODEC])
+		json_str(j, "label", flow_label(c, fl, label, sizeof(label)));
 	if (tb[INCNN_FLOW_A_FLAGS]) {
 		uint32_t flags = mnl_attr_get_u32(tb[INCNN_FLOW_A_FLAGS]);
 		char other[16];

@@ -154,19 +154,27 @@ const char *codec_name(const struct kcodec_list *kl, unsigned int id)
 	return b ? b->name : NULL;
 }
 
-const char *codec_param_text(const struct kcodec_list *kl, unsigned int id,
-			     unsigned int param, char *buf, size_t len)
+const char *codec_label(const struct kcodec_list *kl, unsigned int id,
+			bool has_param, unsigned int param, char *buf,
+			size_t len)
 {
-	static const struct incnn_codec_param none = {
-		.kind = INCNN_PARAM_NONE,
+	static const struct incnn_codec_param unknown = {
+		.kind = PARAM_KIND_UNKNOWN, .max = 255,
 	};
+	struct incnn_codec_param p = { .kind = INCNN_PARAM_NONE };
+	const char *name = codec_name(kl, id);
 	struct codec_desc d;
+	char num[8];
 
-	if (id == INCNN_CODEC_NONE)
-		d.param = none;
-	else if (codec_by_id(kl, id, &d))
-		d.param = (struct incnn_codec_param){
-			.kind = PARAM_KIND_UNKNOWN, .max = 255,
-		};
-	return incnn_codec_param_format(&d.param, param, buf, len);
+	if (!name) {
+		snprintf(num, sizeof(num), "%u", id);
+		name = num;
+	}
+	if (!has_param) {
+		snprintf(buf, len, "%s", name);
+		return buf;
+	}
+	if (id != INCNN_CODEC_NONE)
+		p = codec_by_id(kl, id, &d) ? unknown : d.param;
+	return incnn_codec_param_label(name, &p, param, buf, len);
 }

@@ -75,11 +75,16 @@ const char *codec_kind_list(const struct kcodec_list *kl, unsigned int kind,
 const char *codec_name(const struct kcodec_list *kl, unsigned int id);
 
 /*
- * Text of a rule/flow parameter as the "rule add" syntax spells it:
- * "bound 2^-10", "bits 16", "" (lz4), "param 3" (unknown codec, or a
- * parameter a codec does not take). Returns @buf.
+ * Codec @id with its parameter as every tool prints it
+ * (incnn_codec_param_label(), with the kernel's name and kind where it
+ * reports them): "ebq:2^-10", "trunc:16", "lz4", "none"; "zfuture param 3"
+ * for a kind incctl does not know or a parameter the codec does not take;
+ * "9 param 3" for a codec neither the kernel nor incctl names. Without
+ * @has_param (a rule that leaves it to the kernel), the name alone.
+ * Returns @buf.
  */
-const char *codec_param_text(const struct kcodec_list *kl, unsigned int id,
-			     unsigned int param, char *buf, size_t len);
+const char *codec_label(const struct kcodec_list *kl, unsigned int id,
+			bool has_param, unsigned int param, char *buf,
+			size_t len);
 
 #endif /* INCCTL_CODEC_TABLE_H */

@@ -43,23 +43,13 @@ int config_load(struct incctl *c, struct incnn_nl_config **cfgp)
 void rule_print_text(const struct incctl *c, FILE *f,
 		     const struct incnn_nl_rule *r)
 {
-	const char *name;
-	char param[32];
+	char label[64];
 
 	fprintf(f, "dscp %u (tos 0x%02x)", r->dscp, (r->dscp << 2) & 0xff);
-	if (r->has_codec) {
-		name = incctl_codec_name(c, r->codec);
-		if (name)
-			fprintf(f, " codec %s", name);
-		else
-			fprintf(f, " codec %u", r->codec);
-		if (r->has_param) {
-			codec_param_text(&c->kcodecs, r->codec, r->param,
-					 param, sizeof(param));
-			if (param[0])
-				fprintf(f, " %s", param);
-		}
-	}
+	if (r->has_codec)
+		fprintf(f, " codec %s",
+			codec_label(&c->kcodecs, r->codec, r->has_param,
+				    r->param, label, sizeof(label)));
 	fputc('\n', f);
 }
 
@@ -67,6 +57,7 @@ void rule_print_json(const struct incctl *c, struct json *j,
 		     const struct incnn_nl_rule *r)
 {
 	const char *name;
+	char label[64];
 
 	json_obj_open(j, NULL);
 	json_u64(j, "dscp", r->dscp);
@@ -79,5 +70,9 @@ void rule_print_json(const struct incctl *c, struct json *j,
 	}
 	if (r->has_param)
 		json_u64(j, "param", r->param);
+	if (r->has_codec)
+		json_str(j, "label",
+			 codec_label(&c->kcodecs, r->codec, r->has_param,
+				     r->param, label, sizeof(label)));
 	json_obj_close(j);
 }

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * A codec setting as text, the one spelling of incctl, the tools and the
- * collective's INCNN_CODEC (docs/codecs.md): "bound 2^-K" for
- * INCNN_PARAM_BOUND, "bits B" for INCNN_PARAM_BITS, nothing for
- * INCNN_PARAM_NONE; a codec with its setting as one word ("ebq:2^-10",
- * the label every tool prints) and its error bound.
+ * A codec setting as text (docs/codecs.md): the value of a setting read
+ * ("2^-10", "10", "16"), a codec with its setting as one word, the one
+ * spelling every tool prints and the collective's INCNN_CODEC reads
+ * ("ebq:2^-10", "trunc:16", "lz4"), and its error bound.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -206,23 +205,6 @@ int incnn_codec_param_parse(const struct incnn_codec_param *p,
 	return 0;
 }
 
-const char *incnn_codec_param_format(const struct incnn_codec_param *p,
-				     unsigned int param, char *buf,
-				     size_t len)
-{
-	bool ok = param >= p->min && param <= p->max;
-
-	if (ok && p->kind == INCNN_PARAM_BOUND)
-		snprintf(buf, len, "bound 2^-%u", param);
-	else if (ok && p->kind == INCNN_PARAM_BITS && !(param % 8))
-		snprintf(buf, len, "bits %u", param);
-	else if (p->kind == INCNN_PARAM_NONE && !param)
-		snprintf(buf, len, "%s", "");
-	else
-		snprintf(buf, len, "param %u", param);
-	return buf;
-}
-
 const char *incnn_codec_param_range(const struct incnn_codec_param *p,
 				    char *buf, size_t len)
 {
@@ -244,34 +226,56 @@ const char *incnn_codec_param_range(const struct incnn_codec_param *p,
 	return buf;
 }
 
+const char *incnn_codec_param_label(const char *name,
+				    const struct incnn_codec_param *p,
+				    unsigned int param, char *buf, size_t len)
+{
+	bool ok = param >= p->min && param <= p->max;
+
+	if (ok && p->kind == INCNN_PARAM_BOUND)
+		snprintf(buf, len, "%s:2^-%u", name, param);
+	else if (ok && p->kind == INCNN_PARAM_BITS && !(param % 8))
+		snprintf(buf, len, "%s:%u", name, param);
+	else if (p->kind == INCNN_PARAM_NONE && !param)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%s param %u", name, param);
+	return buf;
+}
+
 const char *incnn_codec_label(unsigned int id, unsigned int param, char *buf,
 			      size_t len)
 {
 	const struct incnn_codec *c = incnn_codec_get(id);
-	const struct incnn_codec_param *p = c ? &c->param : NULL;
-	bool ok = p && param >= p->min && param <= p->max;
 
 	if (!id)
 		snprintf(buf, len, "none");
 	else if (!c)
 		snprintf(buf, len, "codec %u param %u", id, param);
-	else if (ok && p->kind == INCNN_PARAM_BOUND)
-		snprintf(buf, len, "%s:2^-%u", c->name, param);
-	else if (ok && p->kind == INCNN_PARAM_BITS && !(param % 8))
-		snprintf(buf, len, "%s:%u", c->name, param);
-	else if (p->kind == INCNN_PARAM_NONE && !param)
-		snprintf(buf, len, "%s", c->name);
 	else
-		snprintf(buf, len, "%s param %u", c->name, param);
+		incnn_codec_param_label(c->name, &c->param, param, buf, len);
 	return buf;
+}
+
+int incnn_codec_spec_split(const char *spec, char *name, size_t len,
+			   const char **setting)
+{
+	const char *colon = strchr(spec, ':');
+	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+
+	if (!n || n >= len)
+		return -EINVAL;
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	*setting = colon ? colon + 1 : NULL;
+	return 0;
 }
 
 int incnn_codec_spec_parse(const char *spec, unsigned int *id,
 			   unsigned int *param)
 {
-	const char *colon = strchr(spec, ':');
-	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
 	const struct incnn_codec *c;
+	const char *setting;
 	char name[32];
 
 	if (!strcmp(spec, "none")) {
@@ -279,16 +283,14 @@ int incnn_codec_spec_parse(const char *spec, unsigned int *id,
 		*param = 0;
 		return 0;
 	}
-	if (n >= sizeof(name))
+	if (incnn_codec_spec_split(spec, name, sizeof(name), &setting))
 		return -EINVAL;
-	memcpy(name, spec, n);
-	name[n] = '\0';
 	c = incnn_codec_find(name);
 	if (!c)
 		return -EINVAL;
 	*param = c->param.def;
-	if (colon) {
-		int ret = incnn_codec_param_parse(&c->param, colon + 1, param);
+	if (setting) {
+		int ret = incnn_codec_param_parse(&c->param, setting, param);
 
 		if (ret)
 			return ret;

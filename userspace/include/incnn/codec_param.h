@@ -3,16 +3,17 @@
  * A codec setting as text (userspace/lib/codec_param.c), for a codec
  * described by struct incnn_codec_param: the codec library's own
  * (incnn_codec_get(id)->param) or the kernel's (INCNN_CMD_GET_CODECS).
- * One spelling everywhere:
+ * A codec with its setting has one spelling in every output, which
+ * INCNN_CODEC and incctl's "codec" read back (incnn_codec_param_label(),
+ * incnn_codec_label(); read by incnn_codec_spec_parse()). The long forms
+ * are input only:
  *
- *	kind			incctl		tools		INCNN_CODEC
- *	INCNN_PARAM_BOUND	bound 2^-K	--bound 2^-K	NAME:2^-K
- *	INCNN_PARAM_BITS	bits B		--bits B	NAME:B
- *	INCNN_PARAM_NONE	(nothing)	(nothing)	NAME
+ *	kind	printed		long forms (incctl; tools)
+ *	BOUND	NAME:2^-K	codec NAME bound 2^-K;	--codec NAME --bound 2^-K
+ *	BITS	NAME:B		codec NAME bits B;	--codec NAME --bits B
+ *	NONE	NAME		codec NAME;		--codec NAME
  *
- * A codec with its setting, as every tool and the collective print it,
- * is INCNN_CODEC's spelling (incnn_codec_label(), read back by
- * incnn_codec_spec_parse()): "ebq:2^-10", "trunc:16", "lz4", "none".
+ * e.g. "ebq:2^-10", "trunc:16", "lz4", "none".
  *
  * A bound is read as 2^-K, K, or a decimal that is exactly 2^-K.
  */
@@ -38,31 +39,44 @@ const char *incnn_codec_param_key(unsigned int kind);
 int incnn_codec_param_parse(const struct incnn_codec_param *p,
 			    const char *s, unsigned int *param);
 
-/*
- * @param as a setting: "bound 2^-10", "bits 16", "" (a codec without a
- * parameter, 0), else "param N". Returns @buf.
- */
-const char *incnn_codec_param_format(const struct incnn_codec_param *p,
-				     unsigned int param, char *buf,
-				     size_t len);
-
 /* The values @p accepts: "2^-1..2^-30", "8, 16 or 24", "0..0". */
 const char *incnn_codec_param_range(const struct incnn_codec_param *p,
 				    char *buf, size_t len);
 
 /*
- * Codec @id with parameter @param as one word: "ebq:2^-10", "trunc:16",
- * "lz4", "none" (id 0); "codec N param P" for an unknown id and
- * "NAME param P" for a parameter the codec does not accept. Returns @buf.
+ * Codec @name, whose parameter @p describes, with parameter @param as one
+ * word: "ebq:2^-10", "trunc:16", "lz4"; "NAME param P" for a parameter @p
+ * does not accept, or of a kind this library does not know. The one
+ * formatter: incnn_codec_label() and incctl (with the kernel's name and
+ * kind) call it. Returns @buf.
+ */
+const char *incnn_codec_param_label(const char *name,
+				    const struct incnn_codec_param *p,
+				    unsigned int param, char *buf, size_t len);
+
+/*
+ * Codec @id with parameter @param as one word (incnn_codec_param_label()
+ * with the codec library's own name and parameter): "ebq:2^-10",
+ * "trunc:16", "lz4", "none" (id 0); "codec N param P" for an unknown id
+ * and "NAME param P" for a parameter the codec does not accept. Returns
+ * @buf.
  */
 const char *incnn_codec_label(unsigned int id, unsigned int param, char *buf,
 			      size_t len);
 
 /*
- * The inverse: "none" (id 0, param 0), "NAME" (its default parameter) or
- * "NAME:SETTING" (incnn_codec_param_parse()). Returns 0 with *@id and
- * *@param; -EINVAL for an unknown codec or a malformed setting, -ERANGE
- * for a setting out of the codec's range.
+ * Split "NAME" or "NAME:SETTING" into the codec's name (into @name, @len
+ * bytes) and *@setting: the text after the colon, NULL without one.
+ * -EINVAL for an empty name or one of @len bytes or more.
+ */
+int incnn_codec_spec_split(const char *spec, char *name, size_t len,
+			   const char **setting);
+
+/*
+ * The inverse of incnn_codec_label(): "none" (id 0, param 0), "NAME" (its
+ * default parameter) or "NAME:SETTING" (incnn_codec_param_parse()).
+ * Returns 0 with *@id and *@param; -EINVAL for an unknown codec or a
+ * malformed setting, -ERANGE for a setting out of the codec's range.
  */
 int incnn_codec_spec_parse(const char *spec, unsigned int *id,
 			   unsigned int *param);
