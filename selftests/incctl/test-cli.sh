@@ -242,6 +242,26 @@ usage "rule add bits with ebq" -m 'takes no bits' \
 	rule add dscp 10 codec ebq bits 16
 usage "rule add bits with lz4" -m 'takes no bits' \
 	rule add dscp 10 codec lz4 bits 8
+usage "rule add ebq:2^-31" -m 'out of range \(2\^-1\.\.2\^-30\)' \
+	rule add dscp 10 codec 'ebq:2^-31'
+usage "rule add ebq:abc" -m 'invalid bound "abc"' rule add dscp 10 codec ebq:abc
+usage "rule add ebq: (empty setting)" -m 'invalid bound ""' \
+	rule add dscp 10 codec ebq:
+usage "rule add trunc:12" -m 'invalid bits "12" \(expected 8, 16 or 24\)' \
+	rule add dscp 12 codec trunc:12
+usage "rule add trunc:2^-3" -m 'invalid bits' rule add dscp 12 codec 'trunc:2^-3'
+usage "rule add lz4:3" -m 'codec lz4 takes no setting \("lz4:3"\)' \
+	rule add dscp 12 codec lz4:3
+usage "rule add lz4:0" -m 'takes no setting' rule add dscp 12 codec lz4:0
+usage "rule add foo:2^-10" -m 'unknown codec "foo" \(' \
+	rule add dscp 10 codec 'foo:2^-10'
+usage "rule add :10 (no name)" -m 'unknown codec ":10"' rule add dscp 10 codec :10
+usage "rule add EBQ:2^-10 (names are lower case)" -m 'unknown codec "EBQ"' \
+	rule add dscp 10 codec 'EBQ:2^-10'
+usage "rule add ebq:2^-10 bound 2^-8" -m 'codec ebq:2\^-10 and bound: give the setting once' \
+	rule add dscp 10 codec 'ebq:2^-10' bound '2^-8'
+usage "rule add trunc:16 bits 8" -m 'give the setting once' \
+	rule add dscp 12 bits 8 codec trunc:16
 usage "rule add unknown keyword" -m 'unexpected argument "level"' \
 	rule add dscp 10 codec lz4 level 3
 usage "a newline in an argument still gives one line" \
@@ -306,6 +326,10 @@ nomod "rule add tos 0" rule add tos 0 codec lz4
 nomod "rule add dscp 12 codec trunc bits 16" rule add dscp 12 codec trunc bits 16
 nomod "rule add bits 8" rule add dscp 12 codec trunc bits 8
 nomod "rule add bits 24" rule add dscp 12 codec trunc bits 24
+nomod "rule add codec ebq:2^-10" rule add dscp 10 codec 'ebq:2^-10'
+nomod "rule add codec inceptionn:12 (K)" rule add tos 0x28 codec inceptionn:12
+nomod "rule add codec zebq:0.0009765625" rule add tos 0x28 codec zebq:0.0009765625
+nomod "rule add codec trunc:16" rule add dscp 12 codec trunc:16
 nomod "rule del dscp 10" rule del dscp 10
 nomod "rule del tos 0x28" rule del tos 0x28
 nomod "set wire-dscp 11" set wire-dscp 11

@@ -211,6 +211,12 @@ sent "rule add without bound leaves the default to the kernel" \
 	"ADD_RULE ack v1 10{ 1=10 2=2 }" rule add dscp 10 codec ebq
 sent "rule add trunc bits 24" "ADD_RULE ack v1 10{ 1=63 2=3 3=24 }" \
 	rule add codec trunc bits 24 dscp 63
+sent "rule add tos 0x28 codec ebq:2^-12" "ADD_RULE ack v1 10{ 1=10 2=2 3=12 }" \
+	rule add tos 0x28 codec 'ebq:2^-12'
+sent "rule add codec inceptionn:7 (plain K)" "ADD_RULE ack v1 10{ 1=10 2=1 3=7 }" \
+	rule add codec inceptionn:7 dscp 10
+sent "rule add codec trunc:24" "ADD_RULE ack v1 10{ 1=63 2=3 3=24 }" \
+	rule add dscp 63 codec trunc:24
 sent "rule del tos 0x30" "DEL_RULE ack v1 10{ 1=12 }" rule del tos 0x30
 sent "rule del dscp 10" "DEL_RULE ack v1 10{ 1=10 }" rule del dscp 10
 sent "set, every key" "SET_CONFIG ack v1 2=0 3=1 4=11 5=100 6=60 7=5" \
@@ -270,6 +276,15 @@ expect "rule add: a kind incctl does not know takes no bound" ok 2 "" \
 run newcodec rule add dscp 20 codec zfuture bound 2^-5
 [ "$rc" -eq 0 ] && grep -qxF "ADD_RULE ack v1 10{ 1=20 2=9 3=5 }" "$INCCTL_FAKE_LOG"
 result $? "rule add: the kernel's bound codec and its range"
+run newcodec rule add dscp 20 codec 'zfuture:2^-5'
+[ "$rc" -eq 0 ] && grep -qxF "ADD_RULE ack v1 10{ 1=20 2=9 3=5 }" "$INCCTL_FAKE_LOG"
+result $? "rule add zfuture:2^-5: the kernel's codec, its own spelling"
+expect "rule add: zfuture:2^-10 outside the kernel's range" newcodec 2 "" \
+	"incctl: bound 2^-10 out of range (2^-1..2^-9)" \
+	rule add dscp 20 codec 'zfuture:2^-10'
+expect "rule add: a kind incctl does not know takes no setting" ok 2 "" \
+	'incctl: rule add: codec zfuture takes no setting ("zfuture:3")' \
+	rule add dscp 20 codec zfuture:3
 expect "rule add: outside the kernel's range" newcodec 2 "" \
 	"incctl: bound 2^-10 out of range (2^-1..2^-9)" \
 	rule add dscp 20 codec zfuture bound 2^-10

@@ -40,7 +40,10 @@ static int once_arg(const char *what, const char *kw, int argc, char **argv,
 	return arg_value(argc, argv, i, val);
 }
 
-/* rule add {dscp N | tos T} codec NAME [bound 2^-K | bits B], any order */
+/*
+ * rule add {dscp N | tos T} codec NAME[:SETTING], or the long form
+ * codec NAME [bound 2^-K | bits B]; any order
+ */
 static int add_parse(int argc, char **argv, struct rule_add *ra)
 {
 	const char *what = "rule add";
@@ -98,23 +101,49 @@ static int add_setting(const struct incctl *c, const struct codec_desc *d,
 }
 
 /*
- * The codec and its setting: names, kinds and ranges from the kernel's
- * codec list when it answers, else from the built-in codecs.
+ * The setting of "codec NAME:SETTING" (the codec's own spelling): a bound
+ * or bits, as the long form's keyword would give it.
+ */
+static int add_spec_setting(const struct incctl *c, const struct rule_add *ra,
+			    const struct codec_desc *d, const char *setting,
+			    unsigned int *param)
+{
+	if (ra->bound || ra->bits)
+		return cli_error("rule add: codec %s and %s: give the setting once",
+				 ra->codec, ra->bound ? "bound" : "bits");
+	if (d->param.kind != INCNN_PARAM_BOUND &&
+	    d->param.kind != INCNN_PARAM_BITS)
+		return cli_error("rule add: codec %s takes no setting (\"%s\")",
+				 d->name, ra->codec);
+	return add_setting(c, d, d->param.kind, setting, param);
+}
+
+/*
+ * The codec and its setting, "codec NAME[:SETTING]" or the long form
+ * "codec NAME [bound 2^-K | bits B]": names, kinds and ranges from the
+ * kernel's codec list when it answers, else from the built-in codecs.
  */
 static int add_resolve(struct incctl *c, const struct rule_add *ra,
 		       struct codec_desc *d, bool *has_param,
 		       unsigned int *param)
 {
-	char list[128];
+	char list[128], name[KCODEC_NAME_LEN];
+	const char *setting = NULL;
+	bool named;
 	int rc = 0;
 
 	incctl_load_codecs_quiet(c);
 	codec_name_list(&c->kcodecs, list, sizeof(list));
 	if (!ra->codec)
 		return cli_error("rule add: codec is required (%s)", list);
-	if (codec_by_name(&c->kcodecs, ra->codec, d))
-		return cli_error("unknown codec \"%s\" (%s)", ra->codec, list);
-	*has_param = ra->bound || ra->bits;
+	named = !incnn_codec_spec_split(ra->codec, name, sizeof(name),
+					&setting);
+	if (!named || codec_by_name(&c->kcodecs, name, d))
+		return cli_error("unknown codec \"%s\" (%s)",
+				 named ? name : ra->codec, list);
+	*has_param = setting || ra->bound || ra->bits;
+	if (setting)
+		return add_spec_setting(c, ra, d, setting, param);
 	if (ra->bound)
 		rc = add_setting(c, d, INCNN_PARAM_BOUND, ra->bound, param);
 	if (!rc && ra->bits)
