@@ -31,8 +31,10 @@ local EXID_FRAME = 0x1c4f
 local HDR_LEN = 8
 
 local codec_names = {
-	[1] = "inceptionn", [2] = "ebq", [3] = "trunc", [4] = "lz4",
+	[1] = "inceptionn", [2] = "ebq", [3] = "trunc", [4] = "lz4", [5] = "zebq",
 }
+-- codecs whose parameter is k of the bound 2^-k (1..30)
+local bound_codecs = { [1] = true, [2] = true, [5] = true }
 -- codecs whose body is bytes, not fp32 values (no tail)
 local byte_codecs = { [4] = true }
 
@@ -79,15 +81,22 @@ local fe_hdr_len = Field.new("tcp.hdr_len")
 local fe_len = Field.new("tcp.len")
 local fe_seq = Field.new("tcp.seq")
 
--- the codec setting as incnn prints it: "ebq 2^-10", "trunc 16 bits", "lz4"
+-- the codec and its setting as every incnn tool prints it
+-- (incnn_codec_label()): "ebq:2^-10", "trunc:16", "lz4"; "NAME param P"
+-- for a parameter the codec does not take, "codec N param P" for an
+-- unknown codec
 local function setting(codec, param)
-	local name = codec_names[codec] or ("codec " .. codec)
-	if codec == 1 or codec == 2 then
-		return name .. " 2^-" .. param
-	elseif codec == 3 then
-		return name .. " " .. param .. " bits"
+	local name = codec_names[codec]
+	if not name then
+		return "codec " .. codec .. " param " .. param
+	elseif bound_codecs[codec] and param >= 1 and param <= 30 then
+		return name .. ":2^-" .. param
+	elseif codec == 3 and (param == 8 or param == 16 or param == 24) then
+		return name .. ":" .. param
+	elseif codec == 4 and param == 0 then
+		return name
 	end
-	return name
+	return name .. " param " .. param
 end
 
 -- Capability option at @off (8 bytes): versions, reserved, codec bitmap.

@@ -55,7 +55,8 @@ def packet(src: int, seq: int, ack: int, flags: int, opts: bytes,
 
 # the capture: handshake with offers, a framed ebq segment (head 3 bytes,
 # tail 1), a raw segment, a framed lz4 segment, a framed segment of an
-# unknown version, and a malformed frame (head_len > orig_len)
+# unknown version, a malformed frame (head_len > orig_len), and frames
+# of trunc, zebq, an unknown codec and a parameter ebq does not take
 EBQ = frame(2, 10, 10, 1448, b"abc", bytes(range(100)), b"z")
 LZ4 = frame(4, 0, 10, 1000, b"", bytes(200), b"")
 V2 = b"\x20" + EBQ[1:]
@@ -69,7 +70,9 @@ PACKETS = [
     packet(1, ISN_A + 1549, ISN_B + 1, 0x18, NOP2 + NOP2 + FOPT, LZ4),
     packet(1, ISN_A + 2549, ISN_B + 1, 0x18, FOPT, V2),
     packet(1, ISN_A + 3997, ISN_B + 1, 0x18, FOPT, BAD),
-]
+] + [packet(1, ISN_A + 4005 + 400 * i, ISN_B + 1, 0x18, FOPT,
+            frame(codec, param, 10, 400, b"", bytes(20), b""))
+     for i, (codec, param) in enumerate([(3, 16), (5, 8), (9, 3), (2, 31)])]
 
 _cache: Dict[str, List[List[str]]] = {}
 
@@ -130,7 +133,14 @@ def t_header() -> None:
     got = fields(4, "incnn.version", "incnn.flags", "incnn.codec", "incnn.param",
                  "incnn.setting", "incnn.dscp", "incnn.rsv", "incnn.orig_len",
                  "incnn.head_len")
-    assert got == ["1", "0x00", "2", "10", "ebq 2^-10", "10", "0x00", "1448", "3"], got
+    assert got == ["1", "0x00", "2", "10", "ebq:2^-10", "10", "0x00", "1448", "3"], got
+
+
+@ktap.test("the codec setting as incnn_codec_label() spells it")
+def t_setting() -> None:
+    got = [fields(n, "incnn.setting")[0] for n in (4, 6, 9, 10, 11, 12)]
+    assert got == ["ebq:2^-10", "lz4", "trunc:16", "zebq:2^-8", "codec 9 param 3",
+                   "ebq param 31"], got
 
 
 @ktap.test("head, body and tail of an ebq frame")
