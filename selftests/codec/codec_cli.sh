@@ -76,6 +76,17 @@ check "zebq 2^-8 roundtrip == encode+decode" \
 	roundtrip_is_encode_decode --codec zebq --bound 2^-8
 check "zebq decodes to ebq's values, bit for bit" zebq_is_ebq
 check "zebq: 98 % zeros at 2^-8, 3.7x smaller than ebq" zebq_ratio
+report_codec() {	# LABEL codec-args...: the report's codec row is LABEL
+	local want=$1
+	shift
+	head -c 4000 "$tmp/g.bin" >"$tmp/small.bin" &&
+		"$codec" roundtrip "$@" "$tmp/small.bin" "$tmp/r.bin" >"$tmp/r.txt" &&
+		[ "$(sed -n 's/^codec  *//p' "$tmp/r.txt")" = "$want" ]
+}
+check "report: codec ebq:2^-8 (incnn_codec_label())" \
+	report_codec 'ebq:2^-8' --codec ebq --bound 2^-8
+check "report: codec trunc:24" report_codec trunc:24 --codec trunc --bits 24
+check "report: codec lz4" report_codec lz4 --codec lz4
 check "zebq --bits refused" expect_error 2 roundtrip --codec zebq --bits 8 "$tmp/g.bin" "$tmp/x"
 check "unknown codec" expect_error 2 roundtrip --codec zip "$tmp/g.bin" "$tmp/x"
 check "bound out of range" expect_error 2 roundtrip --codec ebq --bound 2^-31 "$tmp/g.bin" "$tmp/x"

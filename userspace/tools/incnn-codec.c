@@ -740,10 +740,12 @@ static void report_json(FILE *f, const struct opts *o,
 static void report_human(FILE *f, const struct opts *o,
 			 const struct report *rep)
 {
+	char spec[48];
 	u64 tot = 0;
 	int i;
 
-	fprintf(f, ROW "%s\n", "codec", o->codec->name);
+	fprintf(f, ROW "%s\n", "codec",
+		incnn_codec_label(o->codec->id, o->param, spec, sizeof(spec)));
 	if (tu_codec_takes_bound(o->codec))
 		fprintf(f, ROW "k = %u (bound 2^-%u = %.10g)\n", "parameter",
 			o->param, o->param, ldexp(1.0, -(int)o->param));
