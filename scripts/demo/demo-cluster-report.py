@@ -43,7 +43,7 @@ def main():
         md.append("|---|---|---:|---:|---:|---:|---:|---|---|")
         dat = []
         for r in rs:
-            codec = "-" if r["codec"] == "none" else f"{r['codec']} 2^-{r['k']}"
+            codec = "-" if r["codec"] == "none" else f"{r['codec']}:2^-{r['k']}"
             base = wa if r["algo"] == "ps" else inc
             ratio = base["wire_bytes"] / r["wire_bytes"] if base else 0
             h = r["hist"]

@@ -57,7 +57,7 @@ for p in "${plan[@]}"; do
 	if [ "$codec" = none ]; then
 		cluster_norule
 	else
-		label="$cfg $codec 2^-$k"
+		label="$cfg $codec:2^-$k"
 		cluster_rule codec "$codec" bound "2^-$k" || exit 1
 	fi
 	eta=

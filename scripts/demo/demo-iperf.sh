@@ -179,13 +179,13 @@ run "module loaded, unmarked" 0x00 "$out/grads.bin" -
 n=4
 for c in inceptionn ebq; do
 	for k in 10 8 6; do
-		say "[$n/11] $c 2^-$k"
+		say "[$n/11] $c:2^-$k"
 		n=$((n + 1))
 		# a rule applies to connections that start after it
 		rule "$c" "$k"
 		"$codec" roundtrip --codec "$c" --bound "2^-$k" --json \
 			"$out/grads.bin" "$tmp/pred.bin" >"$tmp/rt.json"
-		run "$c 2^-$k" 0x28 "$tmp/pred.bin" "$tmp/rt.json"
+		run "$c:2^-$k" 0x28 "$tmp/pred.bin" "$tmp/rt.json"
 	done
 done
 # the same link without tbf: the emulated CPUs are the limit
@@ -194,11 +194,11 @@ for h in h1:v1 h2:v2; do
 done
 say "[10/11] no rate limit: unmarked stream (module loaded)"
 run "no rate limit, unmarked" 0x00 "$out/grads.bin" -
-say "[11/11] no rate limit: inceptionn 2^-10"
+say "[11/11] no rate limit: inceptionn:2^-10"
 rule inceptionn 10
 "$codec" roundtrip --codec inceptionn --bound 2^-10 --json \
 	"$out/grads.bin" "$tmp/pred.bin" >"$tmp/rt.json"
-run "no rate limit, inceptionn 2^-10" 0x28 "$tmp/pred.bin" "$tmp/rt.json"
+run "no rate limit, inceptionn:2^-10" 0x28 "$tmp/pred.bin" "$tmp/rt.json"
 ip netns del h1
 ip netns del h2
 # flows that offered rx or compressed hold the module until their

@@ -54,7 +54,7 @@ configs=(
 	"ebq-6 ebq 6"
 )
 label() {	# codec bound
-	[ "$1" = none ] && echo "no compression" || echo "$1 2^-$2"
+	[ "$1" = none ] && echo "no compression" || echo "$1:2^-$2"
 }
 
 complete() {	# log

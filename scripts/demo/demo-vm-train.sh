@@ -26,7 +26,7 @@ say() { printf 'demo: %s\n' "$*"; }
 load_module || { say "cannot load incnn.ko"; exit 1; }
 cluster_setup 4 || { say "cannot set up the cluster"; exit 1; }
 cluster_rule codec "$codec" bound "2^-$k" || exit 1
-say "training through the module: $iters iterations of HDC on MNIST, 4 hosts, rule $codec 2^-$k"
+say "training through the module: $iters iterations of HDC on MNIST, 4 hosts, rule $codec:2^-$k"
 start=$SECONDS
 rc=0
 # every rank gets --log; incnn-train writes it on rank 0 only

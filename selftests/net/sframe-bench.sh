@@ -37,7 +37,7 @@ if [ -n "${INCNN_SFB_REAL:-}" ]; then
 		{ fail "INCNN_SFB_REAL: cannot read $INCNN_SFB_REAL"; ktap_finish; exit 1; }
 	SETS="$SETS real"
 fi
-info "codec $CODEC_NAME $CODEC_BOUND, $MB MiB per transfer, $ROUNDS rounds"
+info "codec $CODEC_NAME:$CODEC_BOUND, $MB MiB per transfer, $ROUNDS rounds"
 
 # one MODE DATA: a transfer; prints "bytes packets nanoseconds"
 one() {
