@@ -48,9 +48,9 @@ enum incnn_codec_id {
  * INCNN_CODEC_A_PARAM_MIN..INCNN_CODEC_A_PARAM_MAX:
  *
  * INCNN_PARAM_NONE: the codec takes none; the parameter is 0.
- * INCNN_PARAM_BOUND: k of the error bound 2^-k (spelt "bound 2^-k").
+ * INCNN_PARAM_BOUND: k of the error bound 2^-k (spelt "ebq:2^-k").
  * INCNN_PARAM_BITS: leading bits kept of each fp32, a multiple of 8
- *	(spelt "bits B").
+ *	(spelt "trunc:B").
  */
 enum incnn_param_kind {
 	INCNN_PARAM_NONE = 0,

@@ -87,7 +87,7 @@ int cmd_codecs(struct incctl *c, int argc, char **argv);
  * struct incnn_nl_config (free() it) and load the kernel's codec names. */
 int config_load(struct incctl *c, struct incnn_nl_config **cfgp);
 
-/* config.c: a rule as text ("dscp 10 (tos 0x28) codec ebq ...") or JSON. */
+/* config.c: a rule as text ("dscp 10 (tos 0x28) codec ebq:2^-10") or JSON. */
 void rule_print_text(const struct incctl *c, FILE *f,
 		     const struct incnn_nl_rule *r);
 void rule_print_json(const struct incctl *c, struct json *j,
