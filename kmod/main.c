@@ -83,8 +83,14 @@ static int __init incnn_parse_default_rule(void)
 	incnn_default_rule_dscp = t >> 2;
 	incnn_default_rule.codec = c->id;
 	incnn_default_rule.param = v;
-	pr_info("default rule tos 0x%02x codec %s param %u\n", t,
-		c->name, v);
+	/* the codec as every tool prints it: ebq:2^-10, trunc:16, lz4 */
+	if (c->param.kind == INCNN_PARAM_BOUND)
+		pr_info("default rule tos 0x%02x codec %s:2^-%u\n", t,
+			c->name, v);
+	else if (c->param.kind == INCNN_PARAM_BITS)
+		pr_info("default rule tos 0x%02x codec %s:%u\n", t, c->name, v);
+	else
+		pr_info("default rule tos 0x%02x codec %s\n", t, c->name);
 	return 0;
 bad:
 	pr_err("bad default_rule \"%s\" (TOS:CODEC[:PARAM])\n",
