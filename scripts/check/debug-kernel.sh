@@ -16,7 +16,9 @@
 # Environment: INCNN_BUILD (default build/); INCNN_DEBUG_KSRC, an
 # extracted linux-source-6.1 tree (default: extracted once into
 # $INCNN_BUILD/debug-kernel/src from /usr/src/linux-source-6.1.tar.xz);
-# JOBS (make -j, default 2); VM_CHECK_TIMEOUT (s, default 10800).
+# JOBS (make -j, default 2); VM_CHECK_TIMEOUT (s, default 10800);
+# INCNN_TEST_TIMEOUT (s per script, default 3000: 5x selftests/net/settings,
+# KASAN and lockdep under TCG run the scripts 5-10x slower).
 # Kernel objects go to $INCNN_BUILD/debug-kernel/obj, its modules tree to
 # .../mods, incnn.ko to .../incnn. Needs bc, bison, flex, libelf-dev.
 
@@ -112,6 +114,7 @@ run_suite() {
 		INCNN_VM_MODROOT=$DK/mods INCNN_KO=$DK/incnn/incnn.ko \
 		VM_CHECK_OUT=${VM_CHECK_OUT:-$BUILD/vm/debug-out} \
 		VM_CHECK_TIMEOUT=${VM_CHECK_TIMEOUT:-10800} \
+		INCNN_TEST_TIMEOUT=${INCNN_TEST_TIMEOUT:-3000} \
 		"$REPO/selftests/net/vm-check.sh" --no-build "$@"
 }
 
