@@ -119,10 +119,21 @@ static bool align_plan(struct incnn_net *in, struct incnn_flow *f,
 			 */
 			incnn_float_raw_add(f, fl, a->una);
 			incnn_stat_inc(in, INCNN_STAT_TX_CUT_RAW);
+		} else if (fl > a->S && a->e <= a->nxt && fl >= f->tx_end) {
+			/*
+			 * a retransmission (TCP sent these bytes before) of a
+			 * cut float none of whose bytes ever left: held back,
+			 * the peer would acknowledge a point short of what TCP
+			 * sent, and TCP in loss recovery resends that short
+			 * rest only on its next, backed-off RTO. It goes raw,
+			 * and the segment whole.
+			 */
+			incnn_float_raw_add(f, fl, a->una);
+			incnn_stat_inc(in, INCNN_STAT_TX_CUT_RAW);
 		} else if (fl > a->S) {
 			/*
-			 * the next segment starts with it, or an RTO sends
-			 * it alone (then raw) if no more data comes
+			 * the next segment starts with it (new data: TCP's
+			 * next write completes the float)
 			 */
 			a->E = fl;
 		} else if (fl + 4 <= a->nxt) {

@@ -94,6 +94,18 @@ nft_drops() { # ns table: packets dropped
 	nsx "$1" nft list table ip "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
 }
 
+# what a flow that is not acknowledged is waiting for: the sender's TCP
+# state (rto, backoff, unacked, retrans) and the datapath counters of
+# both sides that are not 0
+stuck_info() {
+	local ns
+	info "sender: $(nsx "$NS_A" ss -tinH "dport = :$PORT" | tr -s ' \n' ' ')"
+	for ns in "$NS_A" "$NS_B"; do
+		info "$ns counters: $(kstats "$ns" | tr ',{}' '\n\n\n' |
+			grep -E '": *[1-9]' | tr -d ' \n')"
+	done
+}
+
 say() { # command: (sender $spid on fds 3, 4) send it to the sender, print its reply
 	local r
 	kill -0 $spid 2>/dev/null && echo "$*" >&3 && read -r r <&4 && echo "$r"
@@ -165,6 +177,69 @@ ip -n "$NS_A" link set va mtu 1500
 ip -n "$NS_B" link set vb mtu 1500
 nsx "$NS_A" sysctl -qw net.ipv4.tcp_sack=1
 
+# --- tail: an RTO resending a write that ends inside a float -------------
+# One write of 502 bytes (125 floats and 2 bytes of the next) with B's
+# ACKs dropped: the first transmission holds the cut float back (bytes
+# 0..500, the next write completes it), and TCP resends the whole write.
+# That retransmission must carry the 2 bytes too (the float goes raw):
+# held back again, B acknowledges 500 of TCP's 502, and TCP in loss
+# recovery resends the 2 bytes only on its next, backed-off RTO (CI's
+# stalls of the collapse rounds below). B counts what arrives (decoded;
+# headers are whole 32-bit words): 500-byte segments (IP length 0 mod 4)
+# and 502-byte ones (2 mod 4).
+gen_floats "$TMP/tail.in" 126 79 1e-4
+head -c 502 "$TMP/tail.in" >"$TMP/tail.502" && mv "$TMP/tail.502" "$TMP/tail.in"
+predict "$TMP/tail.want" "$TMP/tail.in" 0 inceptionn --bound 2^-10
+incctl "$NS_A" stats reset
+next_port
+timeout 200 nsenter --net="/run/netns/$NS_B" \
+	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/tail.out" &
+rpid=$!
+wait_listen "$NS_B" "$PORT" || fail "tail: receiver listens"
+timeout 200 nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
+	"$ADDR_B" "$PORT" "$TMP/tail.in" <"$TMP/cmd" >"$TMP/rep" 2>"$TMP/send.err" &
+spid=$!
+exec 3>"$TMP/cmd" 4<"$TMP/rep"
+read -r _ <&4
+nsx "$NS_B" nft -f - <<EOF
+table ip hyb_tail {
+	chain c {
+		type filter hook input priority -10;
+		tcp dport $PORT ip length > 100 ip length & 3 == 0 counter
+		tcp dport $PORT ip length > 100 ip length & 3 == 2 counter
+	}
+}
+EOF
+retrans0=$(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
+nft_drop "$NS_A" hyb_ack input "tcp sport $PORT"
+say w 502 >/dev/null
+# two retransmissions (TLP or RTO) of the write, 30 s at most
+end=$((SECONDS + 30))
+while [ $SECONDS -lt $end ]; do
+	r=$(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
+	[ $((r - retrans0)) -ge 2 ] && break
+	nap 0.25
+done
+nft_lift "$NS_A" hyb_ack
+ack=$(say a 60)
+read -r short whole < <(nsx "$NS_B" nft list table ip hyb_tail |
+	sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | tr '\n' ' ')
+info "tail: $((r - retrans0)) retransmissions before the ACKs came back;" \
+	"B got $short segments of 500 bytes, $whole of 502; $ack"
+if [ "${short:-0}" = 1 ] && [ "${whole:-0}" -ge 1 ] && [ "$ack" = ok ]; then
+	ok "tail: only the first transmission held the cut float back"
+else
+	fail "tail: a retransmission held the cut float back" \
+		"($short short, $whole whole; acknowledged: $ack)"
+	stuck_info
+fi
+nsx "$NS_B" nft delete table ip hyb_tail
+say rest >/dev/null
+exec 3>&- 4<&-
+wait $spid || fail "tail: sender" "$(cat "$TMP/send.err")"
+wait $rpid || fail "tail: receiver"
+result tail 0
+
 # --- collapse: RTO retransmission merging two small writes -----------------
 ROUNDS=3
 CHUNK=502	# 4 * 125 + 2
@@ -221,7 +296,10 @@ for r in $(seq 1 $ROUNDS); do
 	info "round $r: $(nft_drops "$NS_B" hyb_data) segments of one chunk dropped"
 	nft_lift "$NS_B" hyb_data
 	nft_lift "$NS_A" hyb_ack
-	[ "$(say a 60)" = ok ] || info "round $r: not acknowledged in 60 s"
+	[ "$(say a 60)" = ok ] || {
+		info "round $r: not acknowledged in 60 s"
+		stuck_info
+	}
 done
 retrans=$(($(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }') - retrans0))
 say rest >/dev/null
