@@ -107,7 +107,9 @@ load_module() {
 	# scalar one may win); INCNN_SIMD_PARAM=auto or none to change it
 	insmod "$KO" "simd=${INCNN_SIMD_PARAM:-avx2}" || return 1
 	for n in "${CLEANUP_NS[@]}"; do
-		[ -e "/run/netns/$n" ] && test_rule "$n"
+		if [ -e "/run/netns/$n" ]; then
+			test_rule "$n" || return 1
+		fi
 	done
 	return 0
 }

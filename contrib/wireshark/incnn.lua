@@ -13,7 +13,8 @@
 --   - segments with the frame option (kind 253, ExID 0x1c4f): the frame
 --     header (version, flags, codec, parameter, original DSCP, orig_len,
 --     head_len), head, body and tail, and where the frame sits in the
---     original stream.
+--     original stream; versions 1 and 2 (a superframe: one wire packet
+--     restoring many segments, orig_len up to 64 KB).
 --
 -- A frame replaces a segment's payload without changing TCP's sequence
 -- space: the segment with sequence number S carries, compressed, the
@@ -143,9 +144,11 @@ local function dissect_frame(tvb, pinfo, tree, off, len, seq)
 	t:add(f.rsv, tvb(off + 3, 1))
 	t:add(f.orig_len, tvb(off + 4, 2))
 	t:add(f.head_len, tvb(off + 6, 2))
-	if version ~= 1 then
+	-- version 2 (a superframe) has version 1's layout; orig_len may
+	-- exceed the MSS
+	if version ~= 1 and version ~= 2 then
 		t:add_proto_expert_info(e_version, "frame version " .. version ..
-			": only version 1 is dissected")
+			": only versions 1 and 2 are dissected")
 		return
 	end
 	if seq then

@@ -52,7 +52,23 @@ check() { # description command... : ok if the command succeeds
 	fi
 }
 
+# with INCNN_SUPERFRAMES=1: how much the script's namespaces still alive
+# at its end used version 2 (a script may have reset their counters)
+sframe_summary() {
+	local n s tx=0 rx=0
+	module_loaded || return 0
+	for n in "${CLEANUP_NS[@]}"; do
+		[ -e "/run/netns/$n" ] || continue
+		s=$(kstats "$n") || continue
+		tx=$((tx + $(jnum "$s" tx_superframes || echo 0)))
+		rx=$((rx + $(jnum "$s" rx_frames_v2 || echo 0)))
+	done
+	info "superframes: tx_superframes $tx rx_frames_v2 $rx" \
+		"(namespaces alive at the end)"
+}
+
 ktap_finish() {
+	[ "${INCNN_SUPERFRAMES:-0}" != 1 ] || sframe_summary
 	info "$TEST_NAME: ${SECONDS} s"
 	echo "1..$KT_N"
 	echo "# Totals: pass:$KT_PASS fail:$KT_FAIL xfail:0 xpass:0 skip:$KT_SKIP error:0"

@@ -122,9 +122,18 @@ clean_transfer "netns deletion under traffic"
 # rounds, as the window is small)
 for cycle in 1 2 3; do
 	traffic_start "$NS_A" "$NS_B" "$ADDR_B" 10
-	nap 1
+	# until a flow holds the module: the clients connect in the
+	# background, later than any fixed pause on a loaded host
+	for _ in $(seq 1 80); do
+		[ "$(cat /sys/module/incnn/refcnt)" -gt 0 ] && break
+		nap 0.25
+	done
+	# what the module had just before, should rmmod succeed
+	seen=("refcnt $(cat /sys/module/incnn/refcnt)"
+		"A: $(incctl "$NS_A" -j show) $(incctl "$NS_A" rule list)"
+		"B: $(incctl "$NS_B" -j show) $(incctl "$NS_B" rule list)")
 	if rmmod incnn 2>/dev/null; then
-		fail "rmmod under traffic refused (round $cycle)"
+		fail "rmmod under traffic refused (round $cycle)" "${seen[@]}"
 	else
 		ok "rmmod under traffic refused (round $cycle)"
 	fi

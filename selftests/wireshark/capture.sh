@@ -6,7 +6,8 @@
 # VM's out directory (cap.pcap, info). One tshark run must show
 #  - the capability option on the SYN and the SYN-ACK (frame version 1
 #    and codecs 1-4, inceptionn ebq trunc lz4, offered);
-#  - every framed segment's header: version 1, inceptionn:2^-10, the
+#  - every framed segment's header: version 1 (or 2, a superframe, when
+#    the VM ran with INCNN_SUPERFRAMES=1), inceptionn:2^-10, the
 #    original DSCP 10, orig_len larger than what the wire carried;
 #  - each frame's place in the stream, from its tcp.seq, with framed and
 #    raw segments covering every byte of the file sent, exactly;
@@ -56,13 +57,13 @@ check "capability option on SYN and SYN-ACK: version 1, codecs 1-4" caps
 frames() {
 	awk -F'\t' '$7 != "" {
 		n++
-		if (!($8 == 1 && $9 == "inceptionn:2^-10" && $10 == 10 &&
+		if (!(($8 == 1 || $8 == 2) && $9 == "inceptionn:2^-10" && $10 == 10 &&
 		      $11 + 0 > $4 + 0 && $12 == $3 && $13 == $3 + $11)) {
 			print "bad frame: " $0; bad = 1
 		}
 	} END { print n + 0 " frames"; exit bad }' "$tmp/fields" >"$tmp/frames"
 }
-check "frames: v1 inceptionn:2^-10, DSCP 10, stream range from tcp.seq" frames
+check "frames: v1 or v2, inceptionn:2^-10, DSCP 10, stream range from tcp.seq" frames
 sed 's/^/# /' "$tmp/frames" | tail -n 3
 nframes=$(sed -n 's/ frames$//p' "$tmp/frames")
 count() { [ "${nframes:-0}" -ge 1 ] && [ "${nframes:-0}" -le "$tx_framed" ]; }
