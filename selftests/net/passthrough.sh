@@ -28,7 +28,7 @@ data = open(path, "rb").read()
 s = socket.create_connection((addr, port))
 s.sendall(data[:65536])
 open(go + ".connected", "w").close()
-for _ in range(3000):
+for _ in range(30000):  # insmod: seconds on the debug kernel
     if os.path.exists(go):
         break
     time.sleep(0.01)
@@ -41,11 +41,11 @@ while s.recv(65536):
     pass
 EOF
 next_port
-timeout 60 nsenter --net="/run/netns/$NS_B" \
+timeout 400 nsenter --net="/run/netns/$NS_B" \
 	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/late.out" &
 rpid=$!
 if wait_listen "$NS_B" "$PORT"; then
-	timeout 60 nsenter --net="/run/netns/$NS_A" \
+	timeout 400 nsenter --net="/run/netns/$NS_A" \
 		"$PYTHON" "$TMP/late.py" "$ADDR_B" "$PORT" "$TMP/f.bin" "$TMP/go" &
 	spid=$!
 	for _ in $(seq 1 200); do
