@@ -304,8 +304,14 @@ static int cm_setup(struct incnn_comm *c, const struct coll_cfg *k,
 	ret = incnn_coll_store_send(c, COLL_MSG_READY, NULL, 0);
 	if (ret)
 		return ret;
-	return incnn_coll_store_wait(c, &c->store.got_go, deadline,
-				     "waiting for the other ranks to set up their data connections");
+	ret = incnn_coll_store_wait(c, &c->store.got_go, deadline,
+				    "waiting for the other ranks to set up their data connections");
+	/*
+	 * GO, then in the same read a failure of the job: another rank got
+	 * GO first, called and failed. The communicator was made; the
+	 * failure (kept in c->err) is the next call's.
+	 */
+	return c->store.got_go ? 0 : ret;
 }
 
 int incnn_comm_create(struct incnn_comm **out,
