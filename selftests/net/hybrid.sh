@@ -106,6 +106,28 @@ stuck_info() {
 	done
 }
 
+# pair_start NAME LIFE: B receives into $TMP/NAME.out, A runs send.py on
+# $TMP/NAME.in (commands on fd 3, replies on fd 4), both killed after LIFE
+# seconds; returns once connected. pair_end NAME: the rest, both exit.
+pair_start() {
+	next_port
+	timeout "$2" nsenter --net="/run/netns/$NS_B" \
+		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$1.out" &
+	rpid=$!
+	wait_listen "$NS_B" "$PORT" || fail "$1: receiver listens"
+	timeout "$2" nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
+		"$ADDR_B" "$PORT" "$TMP/$1.in" <"$TMP/cmd" >"$TMP/rep" 2>"$TMP/send.err" &
+	spid=$!
+	exec 3>"$TMP/cmd" 4<"$TMP/rep"
+	read -r _ <&4	# connected: the handshake is over
+}
+pair_end() {
+	say rest >/dev/null
+	exec 3>&- 4<&-
+	wait $spid || fail "$1: sender" "$(cat "$TMP/send.err")"
+	wait $rpid || fail "$1: receiver"
+}
+
 say() { # command: (sender $spid on fds 3, 4) send it to the sender, print its reply
 	local r
 	kill -0 $spid 2>/dev/null && echo "$*" >&3 && read -r r <&4 && echo "$r"
@@ -140,16 +162,7 @@ gen_floats "$TMP/mss.in" 5000 73 1e-4
 predict "$TMP/mss.want" "$TMP/mss.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
 mkfifo "$TMP/cmd" "$TMP/rep"
-next_port
-timeout 120 nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/mss.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "mss: receiver listens"
-timeout 120 nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
-	"$ADDR_B" "$PORT" "$TMP/mss.in" <"$TMP/cmd" >"$TMP/rep" 2>"$TMP/send.err" &
-spid=$!
-exec 3>"$TMP/cmd" 4<"$TMP/rep"
-read -r _ <&4
+pair_start mss 120
 nft_drop "$NS_A" hyb_ack input "tcp sport $PORT"
 nft_drop "$NS_B" hyb_alt input "tcp dport $PORT numgen inc mod 2 1"
 say w $((8 * 1398)) >/dev/null
@@ -160,10 +173,7 @@ ip -n "$NS_A" route replace "$ADDR_B/32" dev va mtu lock 1300
 nap 1.5
 nft_lift "$NS_A" hyb_ack
 [ "$(say a 30)" = ok ] || info "mss: not acknowledged in 30 s"
-say rest >/dev/null
-exec 3>&- 4<&-
-wait $spid || fail "mss: sender" "$(cat "$TMP/send.err")"
-wait $rpid || fail "mss: receiver"
+pair_end mss
 info "mss: $(nsx "$NS_A" nstat -az TcpRetransSegs TcpExtTCPTimeouts | awk '/Tcp/ { printf "%s %s ", $1, $2 }')"
 s=$(kstats "$NS_A")
 info "sender: tx_segs $(jnum "$s" tx_segs) tx_framed $(jnum "$s" tx_framed)" \
@@ -191,16 +201,7 @@ gen_floats "$TMP/tail.in" 126 79 1e-4
 head -c 502 "$TMP/tail.in" >"$TMP/tail.502" && mv "$TMP/tail.502" "$TMP/tail.in"
 predict "$TMP/tail.want" "$TMP/tail.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
-next_port
-timeout 200 nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/tail.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "tail: receiver listens"
-timeout 200 nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
-	"$ADDR_B" "$PORT" "$TMP/tail.in" <"$TMP/cmd" >"$TMP/rep" 2>"$TMP/send.err" &
-spid=$!
-exec 3>"$TMP/cmd" 4<"$TMP/rep"
-read -r _ <&4
+pair_start tail 200
 nsx "$NS_B" nft -f - <<EOF
 table ip hyb_tail {
 	chain c {
@@ -234,10 +235,7 @@ else
 	stuck_info
 fi
 nsx "$NS_B" nft delete table ip hyb_tail
-say rest >/dev/null
-exec 3>&- 4<&-
-wait $spid || fail "tail: sender" "$(cat "$TMP/send.err")"
-wait $rpid || fail "tail: receiver"
+pair_end tail
 result tail 0
 
 # --- collapse: RTO retransmission merging two small writes -----------------
@@ -250,16 +248,7 @@ LIFE=$((ROUNDS * 80 + 60))
 gen_floats "$TMP/collapse.in" 20000 71 1e-4
 predict "$TMP/collapse.want" "$TMP/collapse.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
-next_port
-timeout $LIFE nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/collapse.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "collapse: receiver listens"
-timeout $LIFE nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
-	"$ADDR_B" "$PORT" "$TMP/collapse.in" <"$TMP/cmd" >"$TMP/rep" 2>"$TMP/send.err" &
-spid=$!
-exec 3>"$TMP/cmd" 4<"$TMP/rep"
-read -r _ <&4	# connected: the handshake is over
+pair_start collapse $LIFE
 retrans0=$(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
 # segments of both chunks (1004 bytes of payload, decoded) reaching B
 nsx "$NS_B" nft -f - <<EOF
@@ -302,10 +291,7 @@ for r in $(seq 1 $ROUNDS); do
 	}
 done
 retrans=$(($(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }') - retrans0))
-say rest >/dev/null
-exec 3>&- 4<&-
-wait $spid || fail "collapse: sender" "$(cat "$TMP/send.err")"
-wait $rpid || fail "collapse: receiver"
+pair_end collapse
 info "collapse: $retrans retransmissions, $seen of both chunks reached B;" \
 	"$(nsx "$NS_A" nstat -az TcpExtTCPLossProbes TcpExtTCPTimeouts | awk '/Tcp/ { printf "%s %s ", $1, $2 }')"
 s=$(kstats "$NS_A")
