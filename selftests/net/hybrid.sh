@@ -128,6 +128,10 @@ pair_end() {
 	wait $rpid || fail "$1: receiver"
 }
 
+retrans_segs() { # TCP segments A has retransmitted so far
+	nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }'
+}
+
 say() { # command: (sender $spid on fds 3, 4) send it to the sender, print its reply
 	local r
 	kill -0 $spid 2>/dev/null && echo "$*" >&3 && read -r r <&4 && echo "$r"
@@ -211,13 +215,13 @@ table ip hyb_tail {
 	}
 }
 EOF
-retrans0=$(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
+retrans0=$(retrans_segs)
 nft_drop "$NS_A" hyb_ack input "tcp sport $PORT"
 say w 502 >/dev/null
 # two retransmissions (TLP or RTO) of the write, 30 s at most
 end=$((SECONDS + 30))
 while [ $SECONDS -lt $end ]; do
-	r=$(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
+	r=$(retrans_segs)
 	[ $((r - retrans0)) -ge 2 ] && break
 	nap 0.25
 done
@@ -249,7 +253,7 @@ gen_floats "$TMP/collapse.in" 20000 71 1e-4
 predict "$TMP/collapse.want" "$TMP/collapse.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
 pair_start collapse $LIFE
-retrans0=$(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
+retrans0=$(retrans_segs)
 # segments of both chunks (1004 bytes of payload, decoded) reaching B
 nsx "$NS_B" nft -f - <<EOF
 table ip hyb_seen {
@@ -290,7 +294,7 @@ for r in $(seq 1 $ROUNDS); do
 		stuck_info
 	}
 done
-retrans=$(($(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }') - retrans0))
+retrans=$(($(retrans_segs) - retrans0))
 pair_end collapse
 info "collapse: $retrans retransmissions, $seen of both chunks reached B;" \
 	"$(nsx "$NS_A" nstat -az TcpExtTCPLossProbes TcpExtTCPTimeouts | awk '/Tcp/ { printf "%s %s ", $1, $2 }')"
