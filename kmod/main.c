@@ -59,7 +59,7 @@ MODULE_PARM_DESC(default_rule,
 
 static int __init incnn_parse_default_rule(void)
 {
-	char buf[64], *p = buf, *tos, *name, *param;
+	char buf[64], label[48], *p = buf, *tos, *name, *param;
 	const struct incnn_codec *c;
 	u8 t, v;
 
@@ -84,13 +84,9 @@ static int __init incnn_parse_default_rule(void)
 	incnn_default_rule.codec = c->id;
 	incnn_default_rule.param = v;
 	/* the codec as every tool prints it: ebq:2^-10, trunc:16, lz4 */
-	if (c->param.kind == INCNN_PARAM_BOUND)
-		pr_info("default rule tos 0x%02x codec %s:2^-%u\n", t,
-			c->name, v);
-	else if (c->param.kind == INCNN_PARAM_BITS)
-		pr_info("default rule tos 0x%02x codec %s:%u\n", t, c->name, v);
-	else
-		pr_info("default rule tos 0x%02x codec %s\n", t, c->name);
+	pr_info("default rule tos 0x%02x codec %s\n", t,
+		incnn_codec_param_label(c->name, &c->param, v, label,
+					sizeof(label)));
 	return 0;
 bad:
 	pr_err("bad default_rule \"%s\" (TOS:CODEC[:PARAM])\n",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The codec table.
+ * The codec table, and a codec's name with its setting as one word.
  */
 #include "codec.h"
 
@@ -35,6 +35,23 @@ const struct incnn_codec *incnn_codec_find(const char *name)
 			return c;
 	}
 	return NULL;
+}
+
+const char *incnn_codec_param_label(const char *name,
+				    const struct incnn_codec_param *p,
+				    unsigned int param, char *buf, size_t len)
+{
+	bool ok = param >= p->min && param <= p->max;
+
+	if (ok && p->kind == INCNN_PARAM_BOUND)
+		snprintf(buf, len, "%s:2^-%u", name, param);
+	else if (ok && p->kind == INCNN_PARAM_BITS && !(param % 8))
+		snprintf(buf, len, "%s:%u", name, param);
+	else if (p->kind == INCNN_PARAM_NONE && !param)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%s param %u", name, param);
+	return buf;
 }
 
 const char *incnn_simd_name(enum incnn_simd simd)

@@ -145,6 +145,16 @@ int incnn_codec_decode(const struct incnn_codec *c, enum incnn_simd simd,
 		       u8 param, const u8 *in, size_t len, u8 *out,
 		       size_t out_len);
 
+/*
+ * Codec @name, whose parameter @p describes, with parameter @param as one
+ * word, the one spelling of every tool and of the kernel log:
+ * "ebq:2^-10", "trunc:16", "lz4"; "NAME param P" for a parameter @p does
+ * not accept, or of a kind this library does not know. Returns @buf.
+ */
+const char *incnn_codec_param_label(const char *name,
+				    const struct incnn_codec_param *p,
+				    unsigned int param, char *buf, size_t len);
+
 /* 0 if @p is a valid parameter of @c, else -EINVAL */
 static inline int incnn_codec_check_param(const struct incnn_codec *c, u8 p)
 {

@@ -8,6 +8,7 @@
 
 #ifdef __KERNEL__
 
+#include <linux/kernel.h>	/* snprintf */
 #include <linux/types.h>
 #include <linux/build_bug.h>
 #include <linux/errno.h>
@@ -41,6 +42,7 @@ static inline int incnn_lz4_bound(int len)
 #include <assert.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>

@@ -226,23 +226,6 @@ const char *incnn_codec_param_range(const struct incnn_codec_param *p,
 	return buf;
 }
 
-const char *incnn_codec_param_label(const char *name,
-				    const struct incnn_codec_param *p,
-				    unsigned int param, char *buf, size_t len)
-{
-	bool ok = param >= p->min && param <= p->max;
-
-	if (ok && p->kind == INCNN_PARAM_BOUND)
-		snprintf(buf, len, "%s:2^-%u", name, param);
-	else if (ok && p->kind == INCNN_PARAM_BITS && !(param % 8))
-		snprintf(buf, len, "%s:%u", name, param);
-	else if (p->kind == INCNN_PARAM_NONE && !param)
-		snprintf(buf, len, "%s", name);
-	else
-		snprintf(buf, len, "%s param %u", name, param);
-	return buf;
-}
-
 const char *incnn_codec_label(unsigned int id, unsigned int param, char *buf,
 			      size_t len)
 {

@@ -44,15 +44,11 @@ const char *incnn_codec_param_range(const struct incnn_codec_param *p,
 				    char *buf, size_t len);
 
 /*
- * Codec @name, whose parameter @p describes, with parameter @param as one
- * word: "ebq:2^-10", "trunc:16", "lz4"; "NAME param P" for a parameter @p
- * does not accept, or of a kind this library does not know. The one
- * formatter: incnn_codec_label() and incctl (with the kernel's name and
- * kind) call it. Returns @buf.
+ * incnn_codec_param_label(name, p, param, buf, len), the one formatter
+ * (incnn_codec_label() and incctl, with the kernel's name and kind, call
+ * it; so does the module's log), is declared in codec.h: it is the codec
+ * library's (kmod/codec/codec.c), built into the module too.
  */
-const char *incnn_codec_param_label(const char *name,
-				    const struct incnn_codec_param *p,
-				    unsigned int param, char *buf, size_t len);
 
 /*
  * Codec @id with parameter @param as one word (incnn_codec_param_label()
