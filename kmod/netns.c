@@ -21,6 +21,16 @@ struct incnn_rule incnn_default_rule __read_mostly;
 u8 incnn_default_rule_dscp __read_mostly;
 
 /*
+ * Superframes (frame version 2) in every new namespace: offered at each
+ * handshake, used only toward a peer that offered them too, so a peer
+ * with an older module or with them off keeps version 1 both ways.
+ */
+static bool superframes = true;
+module_param(superframes, bool, 0444);
+MODULE_PARM_DESC(superframes,
+		 "Offer and send frame version 2 in every new netns (default: on; incctl set superframes per netns)");
+
+/*
  * Egress: late in POST_ROUTING, after NAT (100) and SELinux (225), before
  * the conntrack helper (300) and confirm (INT_MAX), which still see every
  * segment. Ingress: in PRE_ROUTING after defrag (-400), before the raw
@@ -63,7 +73,7 @@ static struct incnn_config *incnn_config_default(void)
 	cfg->flow_max = INCNN_DEFAULT_FLOW_MAX;
 	cfg->idle_timeout = INCNN_DEFAULT_IDLE_TIMEOUT;
 	cfg->close_timeout = INCNN_DEFAULT_CLOSE_TIMEOUT;
-	cfg->superframes = false;
+	cfg->superframes = superframes;
 	cfg->rules[incnn_default_rule_dscp] = incnn_default_rule;
 	return cfg;
 }

@@ -87,12 +87,7 @@ module_loaded() { [ -d /sys/module/incnn ]; }
 # The rule the tests mark with: ToS 0x28, inceptionn with bound 2^-10.
 # incnn itself installs no rule (nothing lossy unless asked for).
 NO_TEST_RULE=${NO_TEST_RULE:-0}
-# INCNN_SUPERFRAMES=1: every namespace also offers and sends frame
-# version 2 (superframes), to run the guarantee scripts with it.
 test_rule() { # ns
-	if [ "${INCNN_SUPERFRAMES:-0}" = 1 ]; then
-		"$INCCTL" -n "$1" set superframes on || return 1
-	fi
 	[ "$NO_TEST_RULE" = 1 ] && return 0
 	"$INCCTL" -n "$1" rule add tos 0x28 codec inceptionn bound 2^-10
 }
@@ -105,7 +100,10 @@ load_module() {
 	# simd=avx2: the tests run the AVX2 codecs wherever the CPU has them,
 	# whichever path the load-time self-benchmark prefers (under TCG the
 	# scalar one may win); INCNN_SIMD_PARAM=auto or none to change it
-	insmod "$KO" "simd=${INCNN_SIMD_PARAM:-avx2}" || return 1
+	# superframes (frame version 2) are on by default in every namespace;
+	# INCNN_SUPERFRAMES=0 runs the scripts with version 1 only
+	insmod "$KO" "simd=${INCNN_SIMD_PARAM:-avx2}" \
+		"superframes=${INCNN_SUPERFRAMES:-1}" || return 1
 	for n in "${CLEANUP_NS[@]}"; do
 		if [ -e "/run/netns/$n" ]; then
 			test_rule "$n" || return 1

@@ -52,8 +52,8 @@ check() { # description command... : ok if the command succeeds
 	fi
 }
 
-# with INCNN_SUPERFRAMES=1: how much the script's namespaces still alive
-# at its end used version 2 (a script may have reset their counters)
+# unless INCNN_SUPERFRAMES=0: how much the script's namespaces still
+# alive at its end used version 2 (a script may have reset their counters)
 sframe_summary() {
 	local n s tx=0 rx=0
 	module_loaded || return 0
@@ -68,7 +68,7 @@ sframe_summary() {
 }
 
 ktap_finish() {
-	[ "${INCNN_SUPERFRAMES:-0}" != 1 ] || sframe_summary
+	[ "${INCNN_SUPERFRAMES:-1}" = 0 ] || sframe_summary
 	info "$TEST_NAME: ${SECONDS} s"
 	echo "1..$KT_N"
 	echo "# Totals: pass:$KT_PASS fail:$KT_FAIL xfail:0 xpass:0 skip:$KT_SKIP error:0"

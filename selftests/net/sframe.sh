@@ -12,8 +12,9 @@
 # (/proc/net/sockstat) is back. Malformed version-2 frames:
 # sframe-inject.sh.
 #
-# Every other guarantee script runs with version 2 negotiated when
-# INCNN_SUPERFRAMES=1 is set (lab/netns.sh's test_rule).
+# Every other guarantee script runs with version 2 negotiated (the
+# default), or with version 1 only under INCNN_SUPERFRAMES=0 (lab/netns.sh
+# loads the module with superframes=0).
 
 . "$(dirname "$0")/lib.sh"
 

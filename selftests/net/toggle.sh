@@ -18,7 +18,7 @@
 # and float 1396 arrived with 2 raw and 2 quantised bytes.
 # "The first" is every packet that starts at the first data byte (the
 # TCP sequence number of the first data packet B sees), whatever its
-# length: with superframes (INCNN_SUPERFRAMES=1) the 2100 bytes leave as
+# length: with superframes (the default) the 2100 bytes leave as
 # one shorter wire packet restoring [0,2100), which is dropped; TCP's
 # loss probe resends its last segment, held out of order, and the same
 # RTO from snd_una crosses the toggle. With the old behaviour (toggled

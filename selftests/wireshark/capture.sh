@@ -7,7 +7,7 @@
 #  - the capability option on the SYN and the SYN-ACK (frame version 1
 #    and codecs 1-4, inceptionn ebq trunc lz4, offered);
 #  - every framed segment's header: version 1 (or 2, a superframe, when
-#    the VM ran with INCNN_SUPERFRAMES=1), inceptionn:2^-10, the
+#    superframes are on, the default), inceptionn:2^-10, the
 #    original DSCP 10, orig_len larger than what the wire carried;
 #  - each frame's place in the stream, from its tcp.seq, with framed and
 #    raw segments covering every byte of the file sent, exactly;
