@@ -166,7 +166,7 @@ gen_floats "$TMP/mss.in" 5000 73 1e-4
 predict "$TMP/mss.want" "$TMP/mss.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
 mkfifo "$TMP/cmd" "$TMP/rep"
-pair_start mss 120
+pair_start mss $((120 * SLOW))
 nft_drop "$NS_A" hyb_ack input "tcp sport $PORT"
 nft_drop "$NS_B" hyb_alt input "tcp dport $PORT numgen inc mod 2 1"
 say w $((8 * 1398)) >/dev/null
@@ -176,7 +176,8 @@ nft_lift "$NS_B" hyb_alt
 ip -n "$NS_A" route replace "$ADDR_B/32" dev va mtu lock 1300
 nap 1.5
 nft_lift "$NS_A" hyb_ack
-[ "$(say a 30)" = ok ] || info "mss: not acknowledged in 30 s"
+[ "$(say a $((30 * SLOW)))" = ok ] ||
+	info "mss: not acknowledged in $((30 * SLOW)) s"
 pair_end mss
 info "mss: $(nsx "$NS_A" nstat -az TcpRetransSegs TcpExtTCPTimeouts | awk '/Tcp/ { printf "%s %s ", $1, $2 }')"
 s=$(kstats "$NS_A")
@@ -205,7 +206,7 @@ gen_floats "$TMP/tail.in" 126 79 1e-4
 head -c 502 "$TMP/tail.in" >"$TMP/tail.502" && mv "$TMP/tail.502" "$TMP/tail.in"
 predict "$TMP/tail.want" "$TMP/tail.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
-pair_start tail 200
+pair_start tail $((200 * SLOW))
 nsx "$NS_B" nft -f - <<EOF
 table ip hyb_tail {
 	chain c {
@@ -226,7 +227,7 @@ while [ $SECONDS -lt $end ]; do
 	nap 0.25
 done
 nft_lift "$NS_A" hyb_ack
-ack=$(say a 60)
+ack=$(say a $((60 * SLOW)))
 read -r short whole < <(nsx "$NS_B" nft list table ip hyb_tail |
 	sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | tr '\n' ' ')
 info "tail: $((r - retrans0)) retransmissions before the ACKs came back;" \
@@ -246,9 +247,11 @@ result tail 0
 ROUNDS=3
 CHUNK=502	# 4 * 125 + 2
 # Each round waits at most 10 s for the retransmission and 60 s for the
-# acknowledgement; the sender and receiver outlive the sum (under load
-# the rounds take long, and a process killed by timeout fails the test).
-LIFE=$((ROUNDS * 80 + 60))
+# acknowledgement (x SLOW: the debug kernel's RTO backs off further while
+# each nft command takes seconds); the sender and receiver outlive the sum
+# (a process killed by timeout fails the test).
+ACK_WAIT=$((60 * SLOW))
+LIFE=$(((ROUNDS * (20 + ACK_WAIT)) + 60 * SLOW))
 gen_floats "$TMP/collapse.in" 20000 71 1e-4
 predict "$TMP/collapse.want" "$TMP/collapse.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
@@ -289,8 +292,8 @@ for r in $(seq 1 $ROUNDS); do
 	info "round $r: $(nft_drops "$NS_B" hyb_data) segments of one chunk dropped"
 	nft_lift "$NS_B" hyb_data
 	nft_lift "$NS_A" hyb_ack
-	[ "$(say a 60)" = ok ] || {
-		info "round $r: not acknowledged in 60 s"
+	[ "$(say a $ACK_WAIT)" = ok ] || {
+		info "round $r: not acknowledged in $ACK_WAIT s"
 		stuck_info
 	}
 done

@@ -10,6 +10,14 @@
 # shellcheck source=../../lab/netns.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../../lab" && pwd)/netns.sh"
 
+# SLOW: how many times longer than usual the scripts may take here
+# (INCNN_TEST_TIMEOUT over selftests/net/settings' timeout, at least 1:
+# make check-debug's kernel gets 5). For a script's own bounds on how
+# long its processes live and how long it waits for TCP to recover, not
+# for the waits that must stay short (before an RTO backs off).
+SLOW=$(( ${INCNN_TEST_TIMEOUT:-600} / 600 ))
+[ "$SLOW" -ge 1 ] || SLOW=1
+
 # --- KTAP -------------------------------------------------------------
 KT_N=0
 KT_PASS=0
