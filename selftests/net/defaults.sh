@@ -5,7 +5,9 @@
 #  - a freshly loaded incnn has no rule in any namespace: traffic marked
 #    with ToS 0x28 (DSCP 10, AF11) arrives byte-identical, untouched;
 #  - the default_rule= module parameter (modinfo documents it) gives
-#    every namespace a rule; a bad value fails the load.
+#    every namespace a rule; a bad value fails the load;
+#  - superframes (frame version 2) are on in every namespace unless the
+#    module is loaded with superframes=0.
 
 # shellcheck disable=SC2034 # read by lib.sh
 NO_TEST_RULE=1
@@ -42,10 +44,22 @@ else
 	fail "modinfo documents default_rule" "$(modinfo -p "$KO")"
 fi
 
+# sf_state NS: "on" or "off", the namespace's superframes switch
+sf_state() {
+	incctl "$1" show | awk '$1 == "superframes" { print $2 }'
+}
+
 # with the parameter, every namespace starts with the rule
 unload_module 60
 if insmod "$KO" default_rule=0x28:inceptionn:10; then
 	short_timeouts
+	a=$(sf_state "$NS_A") b=$(sf_state "$NS_B") i=$("$INCCTL" show |
+		awk '$1 == "superframes" { print $2 }')
+	if [ "$a $b $i" = "on on on" ]; then
+		ok "superframes on in every namespace by default (insmod without superframes=)"
+	else
+		fail "superframes on by default" "A $a, B $b, init_net $i"
+	fi
 	predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 	if incctl "$NS_A" rule list | grep -q "tos 0x28) codec inceptionn" &&
 		xfer param "$TMP/f.bin" -T 0x28 && st=$(same "$TMP/want" "$TMP/param.out") &&
@@ -70,6 +84,14 @@ if [ $bad = 0 ]; then
 	ok "a bad default_rule fails the load"
 else
 	fail "a bad default_rule fails the load" "$bad bad values accepted"
+fi
+if insmod "$KO" superframes=0; then
+	a=$(sf_state "$NS_A") b=$(sf_state "$NS_B")
+	[ "$a $b" = "off off" ] && ok "superframes=0: off in every namespace" ||
+		fail "superframes=0: off in every namespace" "A $a, B $b"
+	rmmod incnn
+else
+	fail "insmod superframes=0"
 fi
 load_module
 
