@@ -23,7 +23,10 @@ predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
 # --- receiver table full ----------------------------------------------------
 incctl "$NS_B" set flow-max 1
-xfer first "$TMP/f.bin" -T 0x28 # leaves one (closing) flow in B's table
+# leaves one (closing) flow in B's table, kept past the next handshake (the
+# default close-timeout, 10 s, passed before it on the debug kernel)
+incctl "$NS_B" set close-timeout $((60 * SLOW))
+xfer first "$TMP/f.bin" -T 0x28
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
 if xfer full "$TMP/f.bin" -T 0x28 && st=$(same "$TMP/f.bin" "$TMP/full.out"); then
@@ -40,7 +43,7 @@ else
 	fail "receiver table full: not offered" \
 		"sender tx_raw_no_peer $np tx_framed $fr, receiver tx_raw_table_full $tf"
 fi
-incctl "$NS_B" set flow-max 65536
+incctl "$NS_B" set flow-max 65536 close-timeout 10
 
 # --- receiver timeouts pass while the connection lives -------------------------
 cat >"$TMP/recv.py" <<'EOF'
@@ -78,14 +81,14 @@ incctl "$NS_B" set idle-timeout 1 close-timeout 1
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
 next_port
-timeout 60 nsenter --net="/run/netns/$NS_B" \
+timeout $((60 * SLOW)) nsenter --net="/run/netns/$NS_B" \
 	"$PYTHON" "$TMP/recv.py" "$ADDR_B" "$PORT" "$TMP/idle.out" &
 rpid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 $((100 * SLOW))); do
 	[ -e "$TMP/idle.out.listening" ] && break
 	nap 0.1
 done
-timeout 60 nsenter --net="/run/netns/$NS_A" \
+timeout $((60 * SLOW)) nsenter --net="/run/netns/$NS_A" \
 	"$PYTHON" "$TMP/send.py" "$ADDR_B" "$PORT" "$TMP/f.bin"
 src=$?
 wait $rpid
