@@ -14,7 +14,11 @@
 # INCNN_SFB_CODEC: the rule's codec and bound (default "ebq 2^-10", e.g.
 # "zebq 2^-10"); INCNN_SFB_REAL: a file of real gradients (fp32, e.g. a
 # bucket dump of the demo's trainer, on a path the VM sees) sent as a third
-# data set, its first INCNN_SFB_MB MiB.
+# data set, its first INCNN_SFB_MB MiB. INCNN_SFB_MIN_TSO_SEGS: the
+# sender's net.ipv4.tcp_min_tso_segs (default: the kernel's, 2): TCP sizes
+# its GSO skbs from the pacing rate, so the VM's slow emulated CPUs get
+# skbs of a few segments where a real host gets 64 KB; 44 gives the
+# superframes 64 KB skbs to compress, as a fast host would.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -37,7 +41,12 @@ if [ -n "${INCNN_SFB_REAL:-}" ]; then
 		{ fail "INCNN_SFB_REAL: cannot read $INCNN_SFB_REAL"; ktap_finish; exit 1; }
 	SETS="$SETS real"
 fi
-info "codec $CODEC_NAME:$CODEC_BOUND, $MB MiB per transfer, $ROUNDS rounds"
+if [ -n "${INCNN_SFB_MIN_TSO_SEGS:-}" ]; then
+	nsx "$NS_A" sysctl -qw net.ipv4.tcp_min_tso_segs="$INCNN_SFB_MIN_TSO_SEGS" ||
+		{ fail "sysctl net.ipv4.tcp_min_tso_segs=$INCNN_SFB_MIN_TSO_SEGS"; ktap_finish; exit 1; }
+fi
+info "codec $CODEC_NAME:$CODEC_BOUND, $MB MiB per transfer, $ROUNDS rounds," \
+	"tcp_min_tso_segs $(nsx "$NS_A" sysctl -n net.ipv4.tcp_min_tso_segs)"
 
 # one MODE DATA: a transfer; prints "bytes packets nanoseconds"
 one() {
