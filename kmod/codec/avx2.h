@@ -367,20 +367,36 @@ static __always_inline v8si avx2_inc_quant_lanes(v8si x, v8si eb, v8si t16)
 
 /*
  * ebq's decode(encode(x)) of 8 values @x (ebq.c), @scale = 2^(k-1),
- * @step = 2^(1-k): q and the classes as avx2_ebq_enc_lanes() finds
+ * @step = 2^(1-k) (floats): q and the classes as avx2_ebq_enc_lanes() finds
  * them; tags 01 and 10 give +-q * @step (q < 2^15: exact), tag 00 +0.0,
  * tag 11 (NaN, Inf, q >= 2^15) x. Needs masked FP exceptions.
  */
-static __always_inline v8si avx2_ebq_quant_lanes(v8si x, v8sf scale,
-						 v8sf step)
+static __always_inline v8si avx2_ebq_quant_lanes(v8si x, v8si scale,
+						 v8si step)
 {
 	v8si ax = x & 0x7fffffff;
-	v8sf y = (v8sf)ax * scale;
+	v8sf y = (v8sf)ax * (v8sf)scale;
 	v8si q = __builtin_ia32_cvttps2dq256(y + 0.5f);
-	v8sf f = __builtin_convertvector(q, v8sf) * step;
+	v8sf f = __builtin_convertvector(q, v8sf) * (v8sf)step;
 	v8si v = ((v8si)f | (x ^ ax)) & avx2_nlt(y, 0.5f);
 
 	return avx2_blendv(v, x, avx2_nlt(y, 32767.5f));
+}
+
+/*
+ * A quantiser's whole vectors of @buf (@len bytes) in place: x becomes
+ * @lanes(x, @a, @b). Returns the bytes done (the rest: 0..28).
+ */
+static __always_inline size_t avx2_quant_loop(u8 *buf, size_t len,
+					      v8si (*lanes)(v8si x, v8si a,
+							    v8si b),
+					      v8si a, v8si b)
+{
+	size_t i;
+
+	for (i = 0; len - i >= 32; i += 32)
+		avx2_store8(buf + i, lanes(avx2_load8(buf + i), a, b));
+	return i;
 }
 
 /* per-lane class counts of an encoder (see avx2_enc_stop()) */

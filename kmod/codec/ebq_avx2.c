@@ -165,17 +165,15 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	return ebq_dec_tail(k, in, len, out, out_len, i, pos, s1, s2);
 }
 
-/* decode(encode()) in place: 8 values a step, the rest by ebq.c */
+/* decode(encode()) in place: 8 values a step, the last 0..7 by ebq.c */
 int incnn_ebq_quantise_avx2(u8 k, u8 *buf, size_t len)
 {
-	const v8sf scale = avx2_pow2(k - 1), step = avx2_pow2(1 - k);
 	size_t i;
 
 	if (len % 4)
 		return -EINVAL;
-	for (i = 0; len - i >= 4 * STEP; i += 4 * STEP)
-		avx2_store8(buf + i, avx2_ebq_quant_lanes(avx2_load8(buf + i),
-							  scale, step));
+	i = avx2_quant_loop(buf, len, avx2_ebq_quant_lanes,
+			    (v8si)avx2_pow2(k - 1), (v8si)avx2_pow2(1 - k));
 	return incnn_ebq_quantise(k, buf + i, len - i);
 }
 #endif /* INCNN_CODEC_AVX2 */
