@@ -599,6 +599,7 @@ static int qnt_pass(struct bench __always_unused *b, const struct algo *a,
 	}
 	return 0;
 #else
+	(void)x;
 	return fail("%s: no quantise op in this tree", a->name);
 #endif
 }
@@ -608,6 +609,7 @@ static bool has_quantise(const struct algo *a)
 #ifdef INCNN_CODEC_QUANTISE
 	return a->kind == ALGO_CODEC && a->c->quantise;
 #else
+	(void)a;
 	return false;
 #endif
 }
