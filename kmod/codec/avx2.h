@@ -327,19 +327,76 @@ static __always_inline v8si avx2_ebq_enc_lanes(v8si x, v8sf scale, v8si *tl,
  * 15 (the 8-bit class sends byte 1, shifted[22:16], by
  * incnn_simd_enc_shuf_hi), tag 11 the raw value.
  */
+static __always_inline v8si avx2_inc_classes(v8si ax, v8si eb, v8si t16,
+					     v8si *m1, v8si *m2, v8si *m3)
+{
+	*m1 = ax > eb - 1;
+	*m2 = ax > t16 - 1;
+	*m3 = ax > avx2_set1(0x3f7fffff);
+	/* floor(|x| * 2^15): shifted[22:8] below exponent 127 */
+	return avx2_srlv((ax & 0x7fffff) | 0x800000,
+			 avx2_set1(135) - avx2_srl(ax, 23));
+}
+
 static __always_inline v8si avx2_inc_enc_lanes(v8si x, v8si eb, v8si t16,
 					       v8si *tl, v8si *m1, v8si *m2,
 					       v8si *m3)
 {
-	v8si ax = x & 0x7fffffff;
-	v8si y = avx2_srlv((ax & 0x7fffff) | 0x800000,
-			   avx2_set1(135) - avx2_srl(ax, 23));
+	v8si y = avx2_inc_classes(x & 0x7fffffff, eb, t16, m1, m2, m3);
 
-	*m1 = ax > eb - 1;
-	*m2 = ax > t16 - 1;
-	*m3 = ax > avx2_set1(0x3f7fffff);
 	*tl = avx2_tag_lane(*m1, *m2, *m3);
 	return avx2_blendv(y | (avx2_srl(x, 16) & 0x8000), x, *m3);
+}
+
+/*
+ * inceptionn's decode(encode(x)) of 8 values @x (as avx2_dec_lanes()
+ * decodes what avx2_inc_enc_lanes() sends): tag 11 x; tags 01 and 10
+ * +-mag * 2^-15, mag = floor(|x| * 2^15) without its low byte (tag 01)
+ * or whole (tag 10), exact; a zero magnitude (and tag 00) gives +0.0.
+ */
+static __always_inline v8si avx2_inc_quant_lanes(v8si x, v8si eb, v8si t16)
+{
+	v8si m1, m2, m3;
+	v8si y = avx2_inc_classes(x & 0x7fffffff, eb, t16, &m1, &m2, &m3);
+	/* psignd: -mag where x < 0; x == 0 has mag 0 */
+	v8si mag = __builtin_ia32_psignd256(y & (m2 | 0x7f00) & m1, x);
+	v8sf f = __builtin_convertvector(mag, v8sf) * avx2_pow2(-15);
+
+	return avx2_blendv((v8si)f, x, m3);
+}
+
+/*
+ * ebq's decode(encode(x)) of 8 values @x (ebq.c), @scale = 2^(k-1),
+ * @step = 2^(1-k) (floats): q and the classes as avx2_ebq_enc_lanes() finds
+ * them; tags 01 and 10 give +-q * @step (q < 2^15: exact), tag 00 +0.0,
+ * tag 11 (NaN, Inf, q >= 2^15) x. Needs masked FP exceptions.
+ */
+static __always_inline v8si avx2_ebq_quant_lanes(v8si x, v8si scale,
+						 v8si step)
+{
+	v8si ax = x & 0x7fffffff;
+	v8sf y = (v8sf)ax * (v8sf)scale;
+	v8si q = __builtin_ia32_cvttps2dq256(y + 0.5f);
+	v8sf f = __builtin_convertvector(q, v8sf) * (v8sf)step;
+	v8si v = ((v8si)f | (x ^ ax)) & avx2_nlt(y, 0.5f);
+
+	return avx2_blendv(v, x, avx2_nlt(y, 32767.5f));
+}
+
+/*
+ * A quantiser's whole vectors of @buf (@len bytes) in place: x becomes
+ * @lanes(x, @a, @b). Returns the bytes done (the rest: 0..28).
+ */
+static __always_inline size_t avx2_quant_loop(u8 *buf, size_t len,
+					      v8si (*lanes)(v8si x, v8si a,
+							    v8si b),
+					      v8si a, v8si b)
+{
+	size_t i;
+
+	for (i = 0; len - i >= 32; i += 32)
+		avx2_store8(buf + i, lanes(avx2_load8(buf + i), a, b));
+	return i;
 }
 
 /* per-lane class counts of an encoder (see avx2_enc_stop()) */

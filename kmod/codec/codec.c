@@ -77,6 +77,16 @@ int incnn_codec_decode(const struct incnn_codec *c, enum incnn_simd simd,
 	return c->decode(param, in, len, out, out_len);
 }
 
+int incnn_codec_quantise(const struct incnn_codec *c, enum incnn_simd simd,
+			 u8 param, u8 *buf, size_t len)
+{
+	if (simd == INCNN_SIMD_AVX2 && c->quantise_avx2)
+		return c->quantise_avx2(param, buf, len);
+	if (!c->quantise)
+		return -EOPNOTSUPP;
+	return c->quantise(param, buf, len);
+}
+
 #ifndef __KERNEL__
 /* userspace: the kernel's versions are in kmod/simd.c */
 

@@ -111,6 +111,15 @@ struct incnn_codec {
 			       struct incnn_hist *hist);
 	int (*decode_avx2)(u8 param, const u8 *in, size_t len, u8 *out,
 			   size_t out_len);
+	/*
+	 * Float codecs, optional: replace the @len bytes at @buf (a multiple
+	 * of 4, else -EINVAL) by decode(encode(buf)) in place, bit for bit,
+	 * in one pass and without a body. Returns 0. NULL where there is
+	 * none; @quantise_avx2 as @encode_avx2 (the same bytes, NULL where
+	 * there is none).
+	 */
+	int (*quantise)(u8 param, u8 *buf, size_t len);
+	int (*quantise_avx2)(u8 param, u8 *buf, size_t len);
 };
 
 extern const struct incnn_codec incnn_codec_inceptionn;
@@ -144,6 +153,14 @@ ssize_t incnn_codec_encode(const struct incnn_codec *c, enum incnn_simd simd,
 int incnn_codec_decode(const struct incnn_codec *c, enum incnn_simd simd,
 		       u8 param, const u8 *in, size_t len, u8 *out,
 		       size_t out_len);
+/*
+ * c->quantise, or its version for @simd if there is one; -EOPNOTSUPP
+ * when @c has none (the caller encodes and decodes instead)
+ */
+int incnn_codec_quantise(const struct incnn_codec *c, enum incnn_simd simd,
+			 u8 param, u8 *buf, size_t len);
+/* the codecs have the quantise op (for drivers built against old trees) */
+#define INCNN_CODEC_QUANTISE	1
 
 /*
  * Codec @name, whose parameter @p describes, with parameter @param as one

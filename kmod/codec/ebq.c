@@ -153,6 +153,21 @@ static int ebq_decode(u8 k, const u8 *in, size_t len, u8 *out,
 				     (n + QUAD - 1) / QUAD);
 }
 
+/* ebq's and zebq's decode(encode()) (the same values) */
+int incnn_ebq_quantise(u8 k, u8 *buf, size_t len)
+{
+	size_t i;
+
+	if (len % 4)
+		return -EINVAL;
+	for (i = 0; i < len; i += 4) {
+		u32 x = get_unaligned_le32(buf + i);
+
+		put_unaligned_le32(incnn_ebq_quantise_value(x, k), buf + i);
+	}
+	return 0;
+}
+
 static size_t ebq_bound(size_t len)
 {
 	size_t n = len / 4;
@@ -174,5 +189,9 @@ const struct incnn_codec incnn_codec_ebq = {
 #ifdef INCNN_CODEC_AVX2
 	.encode_avx2 = incnn_ebq_encode_avx2,
 	.decode_avx2 = incnn_ebq_decode_avx2,
+#endif
+	.quantise = incnn_ebq_quantise,
+#ifdef INCNN_CODEC_AVX2
+	.quantise_avx2 = incnn_ebq_quantise_avx2,
 #endif
 };

@@ -164,4 +164,16 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	}
 	return ebq_dec_tail(k, in, len, out, out_len, i, pos, s1, s2);
 }
+
+/* decode(encode()) in place: 8 values a step, the last 0..7 by ebq.c */
+int incnn_ebq_quantise_avx2(u8 k, u8 *buf, size_t len)
+{
+	size_t i;
+
+	if (len % 4)
+		return -EINVAL;
+	i = avx2_quant_loop(buf, len, avx2_ebq_quant_lanes,
+			    (v8si)avx2_pow2(k - 1), (v8si)avx2_pow2(1 - k));
+	return incnn_ebq_quantise(k, buf + i, len - i);
+}
 #endif /* INCNN_CODEC_AVX2 */

@@ -32,6 +32,14 @@ static inline u32 incnn_ebq_value(u32 tag, u32 r, int k)
 	return tag == 3 ? r : incnn_fx_to_f32((r >> f) & 1, q, 1 - k);
 }
 
+/* decode(encode(@x)) at 2^-@k: the payload word is the 4 bytes read */
+static inline u32 incnn_ebq_quantise_value(u32 x, int k)
+{
+	u32 v, tag = incnn_ebq_tag_value(x, k, &v);
+
+	return incnn_ebq_value(tag, v, k);
+}
+
 /*
  * Decode @cnt values of the tag word @tags (value i's tag in bits
  * 2i+1..2i) from their payload @ip, 4 readable bytes past it.

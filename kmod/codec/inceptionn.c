@@ -52,6 +52,30 @@ static void count_classes(u32 tags, unsigned int cnt, u32 *classes)
 	classes[3] += n3;
 }
 
+/* The tag of @x, its payload word in *@val */
+static inline u32 inc_tag_value(u32 x, struct inc_thr t, u32 *val)
+{
+	u32 e = INCNN_F32_EXP(x);
+	u32 tag = (e >= t.eb) + (e >= t.t16) + (e >= 127);
+	u32 sh = (0x800000 | INCNN_F32_MANT(x)) >> ((127 - e) & 31);
+	/* 16-bit class: s, shifted[22:8]; 8-bit: s, shifted[22:16] */
+	u32 drop = tag == 2 ? 8 : 16;
+	u32 v = (INCNN_F32_SIGN(x) << (23 - drop)) | ((sh & 0x7fffff) >> drop);
+
+	*val = tag == 3 ? x : v;
+	return tag;
+}
+
+/* The decoded bits of tag @tag from the 4 bytes @r at its payload */
+static inline u32 inc_value(u32 tag, u32 r)
+{
+	/* fraction bits F: 7 (tag 01) or 15 (tag 10); tag 00: 0 */
+	u32 f = tag == 2 ? 15 : 7;
+	u32 mag = r & ((1u << f) - 1) & (tag ? ~0u : 0);
+
+	return tag == 3 ? r : incnn_fx_to_f32((r >> f) & 1, mag, -(int)f);
+}
+
 /*
  * Encode @cnt (1..8) values into @op, which has room for GROUP_MAX + SLACK
  * bytes. Returns the group's length.
@@ -63,16 +87,10 @@ static unsigned int inc_enc_group(const u8 *in, unsigned int cnt, u8 *op,
 	u32 tags = 0;
 
 	for (i = 0; i < cnt; i++) {
-		u32 x = get_unaligned_le32(in + 4 * i);
-		u32 e = INCNN_F32_EXP(x);
-		u32 tag = (e >= t.eb) + (e >= t.t16) + (e >= 127);
-		u32 sh = (0x800000 | INCNN_F32_MANT(x)) >> ((127 - e) & 31);
-		/* 16-bit class: s, shifted[22:8]; 8-bit: s, shifted[22:16] */
-		u32 drop = tag == 2 ? 8 : 16;
-		u32 v = (INCNN_F32_SIGN(x) << (23 - drop)) |
-			((sh & 0x7fffff) >> drop);
+		u32 v, tag = inc_tag_value(get_unaligned_le32(in + 4 * i), t,
+					   &v);
 
-		put_unaligned_le32(tag == 3 ? x : v, op + pos);
+		put_unaligned_le32(v, op + pos);
 		pos += INCNN_TAG_BYTES(tag);
 		tags |= tag << (2 * i);
 	}
@@ -130,15 +148,27 @@ static void inc_dec_group(const u8 *ip, u32 tags, unsigned int cnt, u8 *out)
 
 	for (i = 0; i < cnt; i++) {
 		u32 tag = (tags >> (2 * i)) & 3;
-		u32 r = get_unaligned_le32(ip);
-		/* fraction bits F: 7 (tag 01) or 15 (tag 10); tag 00: 0 */
-		u32 f = tag == 2 ? 15 : 7;
-		u32 mag = r & ((1u << f) - 1) & (tag ? ~0u : 0);
-		u32 v = incnn_fx_to_f32((r >> f) & 1, mag, -(int)f);
 
-		put_unaligned_le32(tag == 3 ? r : v, out + 4 * i);
+		put_unaligned_le32(inc_value(tag, get_unaligned_le32(ip)),
+				   out + 4 * i);
 		ip += INCNN_TAG_BYTES(tag);
 	}
+}
+
+/* decode(encode()) in place: a value's payload word is the 4 bytes read */
+int incnn_inc_quantise(u8 k, u8 *buf, size_t len)
+{
+	struct inc_thr t = inc_thresholds(k);
+	size_t i;
+
+	if (len % 4)
+		return -EINVAL;
+	for (i = 0; i < len; i += 4) {
+		u32 v, tag = inc_tag_value(get_unaligned_le32(buf + i), t, &v);
+
+		put_unaligned_le32(inc_value(tag, v), buf + i);
+	}
+	return 0;
 }
 
 /* Payload bytes of a tag word: 1 per 01, 2 per 10, 4 per 11. */
@@ -221,5 +251,9 @@ const struct incnn_codec incnn_codec_inceptionn = {
 #ifdef INCNN_CODEC_AVX2
 	.encode_avx2 = incnn_inc_encode_avx2,
 	.decode_avx2 = incnn_inc_decode_avx2,
+#endif
+	.quantise = incnn_inc_quantise,
+#ifdef INCNN_CODEC_AVX2
+	.quantise_avx2 = incnn_inc_quantise_avx2,
 #endif
 };

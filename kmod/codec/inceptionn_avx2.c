@@ -162,4 +162,17 @@ int incnn_inc_decode_avx2(u8 __always_unused k, const u8 *in, size_t len,
 	}
 	return inc_dec_tail(in, len, out, out_len, i, pos);
 }
+
+/* decode(encode()) in place: 8 values a step, the last 0..7 by inceptionn.c */
+int incnn_inc_quantise_avx2(u8 k, u8 *buf, size_t len)
+{
+	size_t i;
+
+	if (len % 4)
+		return -EINVAL;
+	i = avx2_quant_loop(buf, len, avx2_inc_quant_lanes,
+			    avx2_set1((127 - k) << 23),
+			    avx2_set1((127 - k + (k + 1) / 2) << 23));
+	return incnn_inc_quantise(k, buf + i, len - i);
+}
 #endif /* INCNN_CODEC_AVX2 */

@@ -20,6 +20,7 @@ struct incnn_enc_pos {
 };
 
 /* inceptionn.c: finish from @at (a group boundary) */
+int incnn_inc_quantise(u8 k, u8 *buf, size_t len);
 ssize_t incnn_inc_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 			      size_t cap, struct incnn_enc_pos *at,
 			      struct incnn_hist *hist);
@@ -34,6 +35,8 @@ ssize_t incnn_ebq_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 int incnn_ebq_decode_check(const u8 *in, size_t len, size_t out_len);
 int incnn_ebq_decode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 			  size_t out_len, size_t i, size_t pos);
+/* ebq's (and zebq's) decode(encode()) in place, scalar */
+int incnn_ebq_quantise(u8 k, u8 *buf, size_t len);
 
 /* simd_tables.c: pshufb tables indexed by a byte of four 2-bit tags */
 extern const u8 incnn_simd_enc_shuf[256][16];
@@ -56,5 +59,8 @@ ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			      struct incnn_hist *hist);
 int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			  size_t out_len);
+/* the quantisers: whole vectors, the last 0..7 values by the scalar one */
+int incnn_inc_quantise_avx2(u8 k, u8 *buf, size_t len);
+int incnn_ebq_quantise_avx2(u8 k, u8 *buf, size_t len);
 
 #endif /* _INCNN_CODEC_SIMD_H */

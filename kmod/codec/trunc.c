@@ -83,6 +83,19 @@ static int trunc_decode(u8 bits, const u8 *in, size_t len, u8 *out,
 	return 0;
 }
 
+/* decode(encode()) in place: the dropped low bits cleared */
+static int trunc_quantise(u8 bits, u8 *buf, size_t len)
+{
+	u32 keep = ~0u << ((32 - bits) & 31);
+	size_t i;
+
+	if (len % 4)
+		return -EINVAL;
+	for (i = 0; i < len; i += 4)
+		put_unaligned_le32(get_unaligned_le32(buf + i) & keep, buf + i);
+	return 0;
+}
+
 static size_t trunc_bound(size_t len)
 {
 	return len / 4 * 3;
@@ -110,4 +123,5 @@ const struct incnn_codec incnn_codec_trunc = {
 	.bound = trunc_bound,
 	.encode = trunc_encode,
 	.decode = trunc_decode,
+	.quantise = trunc_quantise,
 };

@@ -276,4 +276,9 @@ const struct incnn_codec incnn_codec_zebq = {
 	.encode_avx2 = incnn_zebq_encode_avx2,
 	.decode_avx2 = incnn_zebq_decode_avx2,
 #endif
+	/* ebq's values: ebq's quantiser */
+	.quantise = incnn_ebq_quantise,
+#ifdef INCNN_CODEC_AVX2
+	.quantise_avx2 = incnn_ebq_quantise_avx2,
+#endif
 };

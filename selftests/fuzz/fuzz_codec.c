@@ -5,10 +5,12 @@
  * Input: byte 0 selects the codec, byte 1 its parameter, bytes 2-3 the
  * decoded length; the rest is (a) decoded as a hostile body into an
  * exact-size buffer and (b) encoded as data, which must then decode
- * (exactly, for lossless codecs and raw values) and, for the 2^-k codecs,
- * be idempotent. Where the codec has a SIMD path and the CPU runs it,
+ * (exactly, for lossless codecs and raw values) to what the codec's
+ * quantise op (if any) makes of the data in place, and, for the 2^-k
+ * codecs, be idempotent. Where the codec has a SIMD path and the CPU runs it,
  * both directions must also match the scalar code bit for bit (return
- * value, bytes, Table III counts), including encodes into a short cap.
+ * value, bytes, Table III counts), including encodes into a short cap,
+ * and the SIMD quantise op must give decode(encode()) too.
  * Every buffer is exact-size, in a poisoned arena (fuzz_arena.h).
  */
 #include <stdbool.h>
@@ -22,7 +24,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* the arena slots of one run's buffers (fuzz_arena.h) */
-enum { S_IN, S_A, S_B, S_BODY, S_OUT, S_BODY2, S_OUT2 };
+enum { S_IN, S_A, S_B, S_BODY, S_OUT, S_BODY2, S_OUT2, S_Q };
 
 static _Alignas(64) uint8_t scratch[INCNN_CODEC_SCRATCH];
 
@@ -69,6 +71,27 @@ static void simd_encode_cap(const struct incnn_codec *c, uint8_t p,
 	simd_encode(c, p, in, len, cap, r0, b0, &h0);
 }
 
+/* the quantise op (scalar, and SIMD where it runs) == @out, decode(encode) */
+static void check_quantise(const struct incnn_codec *c, uint8_t p,
+			   const uint8_t *in, size_t len, const uint8_t *out)
+{
+	bool simd = incnn_simd_level() == INCNN_SIMD_AVX2 && c->quantise_avx2;
+	uint8_t *q;
+
+	if (!c->quantise)
+		return;
+	q = fuzz_buf(S_Q, len, 0);
+	memcpy(q, in, len);
+	if (c->quantise(p, q, len) || memcmp(q, out, len))
+		abort();
+	if (!simd)
+		return;
+	q = fuzz_buf(S_Q, len, 0);
+	memcpy(q, in, len);
+	if (c->quantise_avx2(p, q, len) || memcmp(q, out, len))
+		abort();
+}
+
 static void check_encode(const struct incnn_codec *c, uint8_t p,
 			 const uint8_t *in, size_t len)
 {
@@ -94,6 +117,7 @@ static void check_encode(const struct incnn_codec *c, uint8_t p,
 		abort();
 	if (!c->lossy && memcmp(in, out, len))
 		abort();
+	check_quantise(c, p, in, len, out);
 	if (c->id == INCNN_CODEC_INCEPTIONN || c->id == INCNN_CODEC_EBQ) {
 		body2 = fuzz_buf(S_BODY2, cap, FUZZ_FILL);
 		out2 = fuzz_buf(S_OUT2, len, FUZZ_FILL);

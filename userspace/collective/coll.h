@@ -312,6 +312,7 @@ COLL_HIDDEN void incnn_coll_server_stop(struct coll_server *srv, int drain_ms);
 struct coll_q {
 	const struct incnn_codec *codec;	/* NULL: identity */
 	uint8_t param;
+	/* encode + decode's buffers; NULL for a codec with a quantise op */
 	uint8_t *enc;
 	size_t enc_cap;
 	void *scratch;

@@ -176,6 +176,11 @@ int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
 	if (incnn_coll_codec_check(codec_id, param))
 		return -EINVAL;
 	c = incnn_codec_get(codec_id);
+	q->codec = c;
+	q->param = (uint8_t)param;
+	/* one pass in place: no body to encode into */
+	if (c->quantise)
+		return 0;
 	q->enc_cap = c->bound(4 * Q_PIECE);
 	q->enc = malloc(q->enc_cap);
 	q->scratch = aligned_alloc(64, (INCNN_CODEC_SCRATCH + 63) / 64 * 64);
@@ -183,8 +188,6 @@ int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
 		incnn_coll_q_free(q);
 		return -ENOMEM;
 	}
-	q->codec = c;
-	q->param = (uint8_t)param;
 	return 0;
 }
 
@@ -197,6 +200,9 @@ void incnn_coll_q_free(struct coll_q *q)
 
 int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n)
 {
+	if (q->codec && q->codec->quantise)
+		return incnn_codec_quantise(q->codec, incnn_simd_auto(),
+					    q->param, (u8 *)x, 4 * n);
 	while (q->codec && n) {
 		size_t k = n < Q_PIECE ? n : Q_PIECE;
 		ssize_t len = incnn_codec_encode(q->codec, incnn_simd_auto(),

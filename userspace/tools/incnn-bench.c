@@ -23,6 +23,9 @@
  * clock, which a busy shared machine disturbs less). Every figure is also given relative
  * to memcpy at the same size and chunk. Ratio is input bytes / encoded
  * bytes; max err is the largest |decode(x) - x| over finite inputs.
+ * For a codec with a quantise op (decode(encode(x)) in place, one pass:
+ * what the collective library's emulation runs), "qnt" is its rate on
+ * the decoded buffer (a fixed point: the same classes as the input).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -101,8 +104,8 @@ struct result {
 	size_t size, chunk;
 	unsigned int repeats;
 	u64 in_bytes, out_bytes;
-	double enc, dec;	/* GB/s */
-	double enc_ns, dec_ns;	/* per call */
+	double enc, dec, qnt;	/* GB/s; qnt NAN without a quantise op */
+	double enc_ns, dec_ns, qnt_ns;	/* per call */
 	double max_err;
 };
 
@@ -140,7 +143,8 @@ static void usage(FILE *f)
 "                   [--file F]... [--json]\n"
 "\n"
 "Single-thread encode and decode throughput (GB/s of uncompressed bytes)\n"
-"of the incnn codecs and of memcpy, liblz4 and libzstd level 1.\n"
+"of the incnn codecs and of memcpy, liblz4 and libzstd level 1, and the\n"
+"rate of each codec's quantise op (decode(encode(x)) in place: qnt).\n"
 "\n"
 "  --sizes LIST    bytes per call, multiples of 4 (K, M suffixes are binary;\n"
 "                  default 1448,64K,64M); sizes above 1M are one buffer\n"
@@ -578,6 +582,39 @@ static int dec_pass(struct bench *b, const struct algo *a, struct buf *x)
 	return 0;
 }
 
+/* the quantise op in place on the decoded chunks (floats only) */
+static int qnt_pass(struct bench __always_unused *b, const struct algo *a,
+		    struct buf *x)
+{
+#ifdef INCNN_CODEC_QUANTISE
+	size_t i;
+
+	for (i = 0; i < x->nchunks; i++) {
+		u8 *p = x->dec + i * x->chunk;
+
+		if (incnn_codec_quantise(a->c, a->simd, a->param, p,
+					 chunk_len(x, i) & ~(size_t)3))
+			return fail("%s %s: quantise of chunk %zu failed",
+				    a->name, a->label, i);
+		clobber(p);
+	}
+	return 0;
+#else
+	(void)x;
+	return fail("%s: no quantise op in this tree", a->name);
+#endif
+}
+
+static bool has_quantise(const struct algo *a)
+{
+#ifdef INCNN_CODEC_QUANTISE
+	return a->kind == ALGO_CODEC && a->c->quantise;
+#else
+	(void)a;
+	return false;
+#endif
+}
+
 /* Seconds for @iters passes, or a negative value on error. */
 static double time_passes(struct bench *b, const struct algo *a,
 			  struct buf *x, pass_fn fn, unsigned long iters)
@@ -746,11 +783,11 @@ static void print_header(struct bench *b)
 		   "           above: one buffer in %uK calls)\n",
 		POOL_BYTES >> 10, BIG_CHUNK >> 10);
 	if (!b->json)
-		fprintf(f, "\n%-10s %-6s %-7s %-14s %8s %6s %7s %8s %8s %8s %8s %9s\n",
+		fprintf(f, "\n%-10s %-6s %-7s %-14s %8s %6s %7s %8s %8s %8s %8s %9s %8s %8s\n",
 			"codec", "path", "param", "dist", "size", "chunk",
 			"ratio",
 			"enc GB/s", "dec GB/s", "enc/mcpy", "dec/mcpy",
-			"max err");
+			"max err", "qnt GB/s", "qnt/mcpy");
 	fflush(f);
 }
 
@@ -804,14 +841,25 @@ static void print_result(struct bench *b, const struct result *r,
 		tu_json_num(stdout, r->dec_ns);
 		fprintf(stdout, ",\"max_abs_err\":");
 		tu_json_num(stdout, r->max_err);
+		fprintf(stdout, ",\"qnt_gbps\":");
+		tu_json_num(stdout, r->qnt);
+		fprintf(stdout, ",\"qnt_vs_memcpy\":");
+		tu_json_num(stdout, r->qnt / base->enc);
+		fprintf(stdout, ",\"qnt_ns_per_call\":");
+		tu_json_num(stdout, r->qnt_ns);
 		fprintf(stdout, ",\"repeats\":%u}", r->repeats);
 	} else {
 		fmt_size(sz, sizeof(sz), r->size);
 		fmt_size(ch, sizeof(ch), r->chunk);
-		fprintf(stdout, "%-10s %-6s %-7s %-14s %8s %6s %7.3f %8.2f %8.2f %8.3f %8.3f %9.3g\n",
+		fprintf(stdout, "%-10s %-6s %-7s %-14s %8s %6s %7.3f %8.2f %8.2f %8.3f %8.3f %9.3g",
 			r->a->name, path, r->a->label, r->d->label, sz, ch,
 			ratio,
 			r->enc, r->dec, er, dr, r->max_err);
+		if (isnan(r->qnt))
+			fprintf(stdout, " %8s %8s\n", "-", "-");
+		else
+			fprintf(stdout, " %8.2f %8.3f\n", r->qnt,
+				r->qnt / base->enc);
 	}
 	b->rows++;
 	fflush(stdout);
@@ -852,6 +900,10 @@ static int run_buffer(struct bench *b, const struct dataset *d, size_t size,
 				 &r.dec_ns);
 		if (!status)
 			status = check_output(a, &x, &r.max_err);
+		r.qnt = r.qnt_ns = NAN;
+		if (!status && has_quantise(a))
+			status = measure(b, a, &x, qnt_pass, repeats, &r.qnt,
+					 &r.qnt_ns);
 		if (status)
 			break;
 		if (a->kind == ALGO_MEMCPY)
