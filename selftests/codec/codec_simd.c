@@ -21,16 +21,6 @@ static const struct incnn_codec *const fcs[] = {
 };
 #define NFCS	ARRAY_SIZE(fcs)
 
-static bool have_avx2(void)
-{
-#ifdef INCNN_CODEC_AVX2
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2");
-#else
-	return false;
-#endif
-}
-
 #define NEED_AVX2() do {						\
 	if (!have_avx2())						\
 		SKIP(return, "no AVX2 on this CPU/build: SIMD not tested"); \

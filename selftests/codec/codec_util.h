@@ -17,6 +17,17 @@
 #include <incnn/gen.h>
 #include <incnn/codec_param.h>
 
+/* the CPU runs the codecs' AVX2 paths (built in, and the CPU has AVX2) */
+static inline bool have_avx2(void)
+{
+#ifdef INCNN_CODEC_AVX2
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+#else
+	return false;
+#endif
+}
+
 static inline uint32_t f2u(float f)
 {
 	uint32_t u;

@@ -24,16 +24,6 @@ static const struct incnn_codec *const qcs[] = {
 /* value counts: 0, 1 (4 bytes), odd ones, 1448 bytes, 64 KiB */
 static const size_t lens[] = { 0, 1, 3, 7, 9, 15, 17, 33, 101, 362, N_MAX };
 
-static bool have_avx2(void)
-{
-#ifdef INCNN_CODEC_AVX2
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2");
-#else
-	return false;
-#endif
-}
-
 enum qpath { Q_SCALAR, Q_AVX2, Q_DISPATCH, Q_PATHS };
 
 static const char *const qpath_name[] = { "scalar", "avx2", "dispatch" };
