@@ -186,12 +186,10 @@ const struct incnn_codec incnn_codec_ebq = {
 	.bound = ebq_bound,
 	.encode = ebq_encode,
 	.decode = ebq_decode,
+	.quantise = incnn_ebq_quantise,
 #ifdef INCNN_CODEC_AVX2
 	.encode_avx2 = incnn_ebq_encode_avx2,
 	.decode_avx2 = incnn_ebq_decode_avx2,
-#endif
-	.quantise = incnn_ebq_quantise,
-#ifdef INCNN_CODEC_AVX2
 	.quantise_avx2 = incnn_ebq_quantise_avx2,
 #endif
 };

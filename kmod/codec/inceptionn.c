@@ -248,12 +248,10 @@ const struct incnn_codec incnn_codec_inceptionn = {
 	.bound = inc_bound,
 	.encode = inc_encode,
 	.decode = inc_decode,
+	.quantise = incnn_inc_quantise,
 #ifdef INCNN_CODEC_AVX2
 	.encode_avx2 = incnn_inc_encode_avx2,
 	.decode_avx2 = incnn_inc_decode_avx2,
-#endif
-	.quantise = incnn_inc_quantise,
-#ifdef INCNN_CODEC_AVX2
 	.quantise_avx2 = incnn_inc_quantise_avx2,
 #endif
 };

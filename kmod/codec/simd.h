@@ -19,8 +19,9 @@ struct incnn_enc_pos {
 	u32 classes[4];
 };
 
-/* inceptionn.c: finish from @at (a group boundary) */
+/* inceptionn.c: decode(encode()) in place, scalar */
 int incnn_inc_quantise(u8 k, u8 *buf, size_t len);
+/* inceptionn.c: finish from @at (a group boundary) */
 ssize_t incnn_inc_encode_rest(u8 k, const u8 *in, size_t len, u8 *out,
 			      size_t cap, struct incnn_enc_pos *at,
 			      struct incnn_hist *hist);

@@ -272,13 +272,11 @@ const struct incnn_codec incnn_codec_zebq = {
 	.bound = zebq_bound,
 	.encode = zebq_encode,
 	.decode = zebq_decode,
-#ifdef INCNN_CODEC_AVX2
-	.encode_avx2 = incnn_zebq_encode_avx2,
-	.decode_avx2 = incnn_zebq_decode_avx2,
-#endif
 	/* ebq's values: ebq's quantiser */
 	.quantise = incnn_ebq_quantise,
 #ifdef INCNN_CODEC_AVX2
+	.encode_avx2 = incnn_zebq_encode_avx2,
+	.decode_avx2 = incnn_zebq_decode_avx2,
 	.quantise_avx2 = incnn_ebq_quantise_avx2,
 #endif
 };
