@@ -15,7 +15,8 @@
 # make check-debug's kernel gets 5). For a script's own bounds on how
 # long its processes live and how long it waits for TCP to recover, not
 # for the waits that must stay short (before an RTO backs off).
-SLOW=$(( ${INCNN_TEST_TIMEOUT:-600} / 600 ))
+SLOW=$(sed -n 's/^timeout=//p' "$(dirname "${BASH_SOURCE[0]}")/settings" 2>/dev/null)
+SLOW=$(( ${INCNN_TEST_TIMEOUT:-${SLOW:-600}} / ${SLOW:-600} ))
 [ "$SLOW" -ge 1 ] || SLOW=1
 
 # --- KTAP -------------------------------------------------------------
