@@ -5,9 +5,11 @@
 # rounds of selftests/net/iperf3.sh, each round once per VARIANT in
 # turn (alternating, same VM, same machine state), and one line per run:
 #   ab: ROUND VARIANT plain=R plain-nogso=R marked=R   (Mbit/s)
-# A variant is NAME=KO:SIMD (the module file and its simd= parameter).
+# A variant is NAME=KO:SIMD[:SF] (the module file, its simd= parameter and
+# INCNN_SUPERFRAMES for lab/netns.sh: 0, 1 (default) or omit, for a module
+# without the superframes parameter).
 #
-#   module-ab-vm.sh ROUNDS NAME=KO:SIMD...
+#   module-ab-vm.sh ROUNDS NAME=KO:SIMD[:SF]...
 set -u
 rounds=$1
 shift
@@ -19,8 +21,9 @@ for r in $(seq "$rounds"); do
 			grep -q '^incnn ' /proc/modules || break
 			rmmod incnn 2>/dev/null || sleep 0.25
 		done
-		out=$(cd "$NET" && INCNN_KO=${spec%%:*} \
-			INCNN_SIMD_PARAM=${spec#*:} timeout 300 ./iperf3.sh 2>&1)
+		IFS=: read -r ko simd sf <<<"$spec"
+		out=$(cd "$NET" && INCNN_KO=$ko INCNN_SIMD_PARAM=$simd \
+			INCNN_SUPERFRAMES=${sf:-1} timeout 300 ./iperf3.sh 2>&1)
 		line="ab: $r $name"
 		for m in plain plain-nogso marked; do
 			rate=$(sed -n "s/^ok [0-9]* - iperf3 $m run: \([0-9.]*\) .*/\1/p" <<<"$out")

@@ -5,7 +5,9 @@
 # from COMMIT (git archive under $INCNN_BUILD/module-ab/) and from the
 # current tree, boots ONE VM and runs selftests/net/iperf3.sh ROUNDS times
 # per variant, alternating (scripts/bench/module-ab-vm.sh): base (COMMIT,
-# simd=avx2), new (simd=avx2) and new-none (simd=none). Prints each run's
+# simd=avx2), new-v1 (simd=avx2, superframes=0: frame version 1, as the
+# base sends if it predates superframes), new (simd=avx2, the default
+# superframes) and new-none (simd=none). Prints each run's
 # plain, plain-nogso and marked goodput (Mbit/s) and the medians of
 # marked / plain-nogso per variant (same VM, same machine state: under TCG
 # only such ratios compare).
@@ -38,10 +40,14 @@ echo "# module-ab: building incnn.ko of ${rev:0:12} and of the tree" >&2
 		make -C "$src/selftests/net" INCNN_BUILD="$build" OUT="$build/net"
 } >"$log" 2>&1 || { tail -n 30 "$log" >&2; exit 1; }
 
+# a base without the superframes parameter is loaded without it
+base_sf=omit
+grep -qs 'module_param(superframes' "$base"/kmod/*.c && base_sf=1
 out=$build/logs/module-ab.out
 "$src/lab/vm.sh" --out "$build/vm/module-ab" --timeout 3000 -- \
-	scripts/bench/module-ab-vm.sh "$rounds" "base=$base/incnn.ko:avx2" \
-	"new=$src/incnn.ko:avx2" "new-none=$src/incnn.ko:none" 2>&1 |
+	scripts/bench/module-ab-vm.sh "$rounds" "base=$base/incnn.ko:avx2:$base_sf" \
+	"new-v1=$src/incnn.ko:avx2:0" "new=$src/incnn.ko:avx2" \
+	"new-none=$src/incnn.ko:none" 2>&1 |
 	sed -u "s/\r$//" | tee "$out" | grep -E '^(ab:|# incnn)'
 echo "# base ${rev:0:12}; marked / plain-nogso goodput, median of $rounds rounds:"
 awk '/^ab:/ {
