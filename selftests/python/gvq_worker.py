@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 """One rank of the GradiVeQ hook selftests (run by test_gradiveq.py).
 
-    gvq_worker.py OUTDIR STEPS
+    gvq_worker.py OUTDIR STEPS [CODEC]
 
 A small CNN (two 3x3 convolutions, two Linear layers) on synthetic 1x12x12
 images labelled by a fixed random teacher, DDP with small buckets (several
 per iteration), it.gradiveq_hook with d 48, k 8, warm-up 2, T_s 4, T_c
-100, no loss monitor, fc on. Rank r writes OUTDIR/rank<r>.json: a digest
+100, no loss monitor, fc on; CODEC (default none, e.g. ebq:2^-8):
+GradiVeQState's codec for the uncompressed iterations. Rank r writes OUTDIR/rank<r>.json: a digest
 of the final parameters, state.stats(), the final loss, the error an fp64
 bucket's future raised. Environment: the
 torchrun variables; incnn uses MASTER_PORT + 1.
@@ -43,6 +44,7 @@ class _Fp64Bucket:
 
 def main() -> None:
     outdir, steps = sys.argv[1], int(sys.argv[2])
+    codec = sys.argv[3] if len(sys.argv) > 3 else "none"
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -54,7 +56,7 @@ def main() -> None:
     dist._DEFAULT_FIRST_BUCKET_BYTES = 4096
     ddp = DDP(model, bucket_cap_mb=0.05)
     state = it.GradiVeQState(d=48, k=8, warmup=2, ts=4, tc=100, eps=None,
-                             fc=True, timeout=60)
+                             fc=True, timeout=60, codec=codec)
     buckets = set()
 
     def hook(st: it.GradiVeQState, bucket: dist.GradBucket

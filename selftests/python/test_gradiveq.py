@@ -9,7 +9,9 @@ Needs the built package and library (make python), Debian's python3-torch
 and a C compiler (the structure layout check). The 4-rank job is
 gvq_worker.py on 127.0.0.1 (gloo): 14 steps, so with warm-up 2 and T_s 4
 (and one layer set change when DDP rebuilds its buckets after the first
-step) 3 warm-up, 4 sampling and 7 compressed iterations.
+step) 3 warm-up, 4 sampling and 7 compressed iterations. A second run
+quantises the uncompressed iterations (codec ebq:2^-8, scale and error
+feedback on).
 """
 
 import ctypes
@@ -45,10 +47,10 @@ def test(name: str) -> Callable:
     return add
 
 
-def job() -> List[Dict[str, Any]]:
-    """The 4-rank run (once, shared by the tests that need it)."""
-    if "ranks" in _job:
-        return _job["ranks"]
+def job(codec: str = "none") -> List[Dict[str, Any]]:
+    """The 4-rank run with @codec (once each, shared by the tests)."""
+    if codec in _job:
+        return _job[codec]
     port = free_ports(3)
     with tempfile.TemporaryDirectory() as d:
         procs = []
@@ -57,14 +59,14 @@ def job() -> List[Dict[str, Any]]:
                        MASTER_PORT=str(port), RANK=str(r),
                        WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r))
             procs.append(subprocess.Popen(
-                [PY, WORKER, d, str(STEPS)], env=env,
+                [PY, WORKER, d, str(STEPS), codec], env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         for r, p in enumerate(procs):
             out = p.communicate(timeout=120)[0]
             assert p.returncode == 0, f"rank {r} failed:\n{out[-2000:]}"
-        _job["ranks"] = [json.load(open(os.path.join(d, f"rank{r}.json")))
-                         for r in range(WORLD)]
-    return _job["ranks"]
+        _job[codec] = [json.load(open(os.path.join(d, f"rank{r}.json")))
+                       for r in range(WORLD)]
+    return _job[codec]
 
 
 @test("ctypes structures match incnn_layer, incnn_layers_opts, "
@@ -118,7 +120,11 @@ def t_options() -> None:
            ({"eps": 0}, "eps 0: want a number in (0, 1]"),
            ({"eps": 1.5}, "eps 1.5: want a number in (0, 1]"),
            ({"d": 2.5}, "d 2.5: want an integer"),
-           ({"sched": "ring"}, "sched 'ring': want one of wfbp, single")]
+           ({"sched": "ring"}, "sched 'ring': want one of wfbp, single"),
+           ({"codec": "auto"}, "codec 'auto': GradiVeQ's sockets are "
+            "unmarked"),
+           ({"codec": "ebq:9x"}, "codec 'ebq:9x': want one of"),
+           ({"scale": "on"}, "scale 'on', error_feedback True: want")]
     for kw, msg in bad:
         try:
             it.GradiVeQState(**kw)
@@ -149,6 +155,24 @@ def t_identical() -> None:
         assert len({d[key] for d in ranks}) == 1, [d[key] for d in ranks]
     us = {d["stats"]["u_digest"] for d in ranks}
     assert len(us) == 1 and "0" * 16 not in us, us
+
+
+@test("quantised sampling (ebq:2^-8, scale, EF): replicas bit-identical, "
+      "phases exact, the result differs from fp32 sampling's")
+def t_quantised() -> None:
+    ranks = job("ebq:2^-8")
+    assert len({d["digest"] for d in ranks}) == 1, \
+        [d["digest"] for d in ranks]
+    us = {d["stats"]["u_digest"] for d in ranks}
+    assert len(us) == 1 and "0" * 16 not in us, us
+    for r, d in enumerate(ranks):
+        s = d["stats"]
+        assert s["codec"] == "ebq:2^-8", f"rank {r}: {s['codec']}"
+        assert s["iterations"] == {"warmup": 3, "sampling": 4,
+                                   "compressed": 7}, f"rank {r}: {s}"
+    plain = job()
+    assert ranks[0]["digest"] != plain[0]["digest"], "not quantised"
+    assert ranks[0]["stats"]["u_digest"] != plain[0]["stats"]["u_digest"]
 
 
 @test("a compressed iteration sends under a quarter of a plain one")

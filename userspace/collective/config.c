@@ -375,15 +375,13 @@ static int cm_resolve_method(const struct incnn_comm_config *cfg,
 		incnn_coll_msg(err, errlen, "unknown method %u", m);
 		return -EINVAL;
 	}
-	if (m == INCNN_COLL_METHOD_GRADIVEQ) {
-		/* its ring sums PCA coefficients: no codec on them */
-		if (k->codec_mode == INCNN_COLL_CODEC_EMULATE) {
-			incnn_coll_msg(err, errlen,
-				       "method gradiveq takes no codec emulation (its ring carries PCA coefficients): use codec none or auto");
-			return -EINVAL;
-		}
+	/*
+	 * GradiVeQ: an emulated codec quantises its uncompressed calls only
+	 * (gvq_comm.c); its sockets are unmarked, so no module rule.
+	 */
+	if (m == INCNN_COLL_METHOD_GRADIVEQ &&
+	    k->codec_mode != INCNN_COLL_CODEC_EMULATE)
 		k->codec_mode = INCNN_COLL_CODEC_NONE;
-	}
 	k->method = (enum incnn_coll_method)m;
 	if (m != INCNN_COLL_METHOD_NONE)
 		k->tos = 0;	/* not fp32 streams: never marked */

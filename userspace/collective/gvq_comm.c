@@ -212,6 +212,7 @@ static int gv_reset(struct incnn_comm *c, const struct incnn_layer *layers,
 	int ret;
 
 	gv_drop_layers(c);
+	incnn_coll_bk_free(c);	/* the old set's keyed state (residuals) */
 	memset(&c->gvq.st, 0, sizeof(c->gvq.st));
 	ret = gv_agree(c, h);
 	if (ret)
@@ -400,6 +401,41 @@ static void gv_sample(struct incnn_comm *c, const struct incnn_layer *layers,
 	}
 }
 
+/*
+ * The sum of an uncompressed call's pack of @n floats (bucket @q). With
+ * a lossy codec (the paper's scalar quantisation of the iterations that
+ * GradiVeQ does not compress, §3) it is a keyed call (bucket.c: scale
+ * and error feedback kept per bucket, keyed by its first layer); the
+ * keyed path serves the plain method only, so the call runs as that
+ * method. Without a codec: the plain fp32 ring.
+ */
+static int gv_sum_plain(struct incnn_comm *c, const struct incnn_bucket *q,
+			size_t n)
+{
+	enum incnn_coll_method m = c->method;
+	int ret;
+
+	if (!c->codec.q.codec)
+		return incnn_coll_allreduce_ring(c, c->gvq.pack, n);
+	c->method = INCNN_COLL_METHOD_NONE;
+	ret = incnn_allreduce_bucket(c, c->gvq.pack, n, q->first, 0);
+	c->method = m;
+	return ret;
+}
+
+/* The sum of a compressed call's pack: PCA coefficients take the fp32
+ * ring as they are, never the codec (the sum must stay linear). */
+static int gv_sum_coded(struct incnn_comm *c, size_t n)
+{
+	const struct incnn_codec *codec = c->codec.q.codec;
+	int ret;
+
+	c->codec.q.codec = NULL;
+	ret = incnn_coll_allreduce_ring(c, c->gvq.pack, n);
+	c->codec.q.codec = codec;
+	return ret;
+}
+
 int incnn_coll_gvq_bucket(struct incnn_comm *c,
 			  const struct incnn_layer *layers,
 			  const struct incnn_bucket *q)
@@ -417,7 +453,7 @@ int incnn_coll_gvq_bucket(struct incnn_comm *c,
 			off += layers[i].count;
 		}
 	}
-	ret = incnn_coll_allreduce_ring(c, c->gvq.pack, off);
+	ret = comp ? gv_sum_coded(c, off) : gv_sum_plain(c, q, off);
 	if (ret)
 		return ret;
 	off = 0;

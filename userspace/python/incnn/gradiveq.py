@@ -26,6 +26,14 @@ each of them with the library's message). DDP rebuilds its buckets
 after the first iteration: the layer set changes once and the
 communicator restarts its schedule from warm-up (every rank alike; the
 ranks check that they agree on each new layer set). fp32 buckets only.
+
+codec (e.g. "ebq:2^-8"): the paper's scalar quantisation of the
+iterations GradiVeQ does not compress (warm-up and sampling), emulated
+by the library: each such iteration's buffers go through the keyed path
+of incnn.torch.State (scale and error feedback, kept per bucket of the
+layers call; State's scale= and error_feedback= settings) and the
+compressors are fitted on what they deliver; the compressed iterations'
+coefficients are never quantised. "none" (the default): fp32.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import torch.distributed as dist
 
 from . import _lib
 from ._base import StateBase, future_value, to_ms
+from .allreduce import DEFAULT_ERROR_FEEDBACK, DEFAULT_SCALE, SCALE_FORMS
 
 __all__ = ["GradiVeQState", "gradiveq_hook"]
 
@@ -110,6 +119,10 @@ class GradiVeQState(StateBase):
     fc:       also compress 2-d (Linear) weights (our extension)
     sched:    the layers call's schedule ("single", "wfbp", "fixed",
               "mgwfbp"); bucket_bytes for "fixed" (0: 25 MB)
+    codec:    "none", or a lossy codec ("ebq:2^-8", "inceptionn:2^-10",
+              ...) for the warm-up and sampling iterations (see the
+              module doc); scale ("auto", "off") and error_feedback
+              (bool) as incnn.torch.State's, for those iterations
     The defaults are the C library's. port, timeout, process_group,
     master_addr, init_timeout as incnn.torch.State (default port:
     INCNN_PORT, else none: the process group's store).
@@ -121,11 +134,20 @@ class GradiVeQState(StateBase):
                  sched: str = "single", bucket_bytes: int = 0,
                  port: Optional[int] = None,
                  timeout: Optional[float] = None, *,
+                 codec: str = "none", scale: str = DEFAULT_SCALE,
+                 error_feedback: bool = DEFAULT_ERROR_FEEDBACK,
                  process_group: Optional[Any] = None,
                  master_addr: Optional[str] = None,
                  init_timeout: Optional[float] = None):
         c_eps = check_options(d, k, warmup, ts, tc, eps, sched)
         _check_int("bucket_bytes", bucket_bytes, 0, 2**63 - 1)
+        if _lib.parse_codec(codec)[0] == _lib.CODEC_AUTO:
+            raise ValueError("GradiVeQState: codec 'auto': GradiVeQ's "
+                             "sockets are unmarked; name the codec")
+        if scale not in SCALE_FORMS or not isinstance(error_feedback, bool):
+            raise ValueError(f"GradiVeQState: scale {scale!r}, "
+                             f"error_feedback {error_feedback!r}: want "
+                             "'auto' or 'off', and a bool")
         if not _lib.HAVE_LAYERS:
             raise ImportError("incnn: the library has no "
                               "incnn_allreduce_layers: rebuild it")
@@ -133,10 +155,12 @@ class GradiVeQState(StateBase):
         self.eps, self.fc, self.sched = eps, bool(fc), sched
         self._group_init(process_group)
         self._comm = self._comm_create(
-            "none", port, master_addr, init_timeout,
+            codec, port, master_addr, init_timeout,
             timeout_ms=to_ms(timeout), method=_lib.METHOD_GRADIVEQ,
             gvq_d=d, gvq_k=k, gvq_warmup=warmup, gvq_ts=ts, gvq_tc=tc,
-            gvq_fc=1 if fc else 0, gvq_eps=c_eps)
+            gvq_fc=1 if fc else 0, gvq_eps=c_eps,
+            scale=int(scale == "auto"), error_feedback=int(error_feedback))
+        self.codec = _lib.codec_label(*self._comm.codec())
         self._opts = _lib.LayersOpts()
         _lib.lib.incnn_layers_opts_init(ctypes.byref(self._opts))
         self._opts.no_wait = True
@@ -226,7 +250,7 @@ class GradiVeQState(StateBase):
             "phase": PHASES[st.phase] if 0 <= st.phase < 3 else st.phase,
             "layers_compressed": st.layers_compressed,
             "layers_plain": st.layers_plain, "note": st.note.decode(),
-            "u_digest": f"{st.u_digest:016x}",
+            "u_digest": f"{st.u_digest:016x}", "codec": self.codec,
             "iterations": dict(self._iters), "wire_bytes": dict(self._wire),
             "wire_bytes_per_iter": per,
         }
