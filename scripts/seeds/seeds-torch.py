@@ -27,8 +27,14 @@ and prints a progress line.
               and T_s scaled to the run as the C rows' are:
               INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (30 / 30 of 300 steps),
               INCNN_SEEDS_GVQ_TORCH_EPS (0.01; "off": no loss monitor);
-              the row adds the iterations per phase and the wire bytes of
-              a compressed iteration (GradiVeQState.stats())
+              the warm-up and sampling iterations quantised as the paper
+              does, with INCNN_SEEDS_GVQ_TORCH_CODEC (ebq:2^-8, scale and
+              error feedback; "none": fp32): their wire bytes are the
+              library's fp32 count times the codec's ratio on sampled
+              results (the summed values times 2^e of the scale rule,
+              as the ring's last leg carries them); the row adds the
+              iterations per phase and the wire bytes per phase
+              (GradiVeQState.stats())
   lgc         incnn.torch's LGCState + lgc_hook (alpha 0.001, t1, t2 from
               INCNN_SEEDS_LGC_T1 / _T2, Adam for the autoencoder, code
               stride INCNN_SEEDS_LGC_STRIDE); the optimizer without
@@ -95,6 +101,43 @@ def comm_method(state: Any) -> int:
         state._comm._handle()))
 
 
+class GvqSampler:
+    """Rank 0's samples of GradiVeQ's quantised (uncompressed)
+    iterations: the summed gradients times 2^e of incnn's scale rule (e
+    from the previous such iteration's largest sum, as the keyed call's),
+    every @every-th such iteration."""
+
+    def __init__(self, dt: Any, world: int, every: int = 4,
+                 most: int = 16) -> None:
+        self.dt, self.world, self.every, self.most = dt, world, every, most
+        self.m, self.e, self.seen = 0.0, 0, 0
+        self.samples: List[Any] = []
+
+    def after_step(self, params: List[Any], quantised: bool) -> None:
+        if not quantised:
+            return
+        import torch
+        s = torch.cat([p.grad.detach().reshape(-1) for p in params])
+        s = s * self.world                      # the sum, not the average
+        self.e = self.dt.scale_exp(self.m, self.e)
+        if self.seen % self.every == self.every - 1 and \
+                len(self.samples) < self.most:
+            self.samples.append(s * 2.0 ** self.e)
+        self.m = float(s.abs().max())
+        self.seen += 1
+
+
+def gvq_wire(dt: Any, tool: str, codec: str, stats: Dict[str, Any],
+             sampler: GvqSampler) -> Tuple[int, float]:
+    """GradiVeQ's payload over the run (compressed iterations' fp32
+    coefficients, uncompressed ones through @codec) and that codec's
+    ratio on the samples."""
+    w = stats["wire_bytes"]
+    ratio = dt.codec_ratio(tool, codec, sampler.samples)
+    return round(w["compressed"] + (w["warmup"] + w["sampling"]) *
+                 ratio), ratio
+
+
 def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
               port: int, world: int) -> Tuple[Any, Any, Any]:
     """(state, hook, incnn State whose wire bytes count)"""
@@ -122,6 +165,7 @@ def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
             ts=int(env("INCNN_SEEDS_GVQ_TORCH_TS", "30")), fc=True,
             eps=(None if env("INCNN_SEEDS_GVQ_TORCH_EPS") == "off" else
                  float(env("INCNN_SEEDS_GVQ_TORCH_EPS", "0.01"))),
+            codec=env("INCNN_SEEDS_GVQ_TORCH_CODEC", "ebq:2^-8"),
             port=port, timeout=120)
         return gvq, dt.timed(it.gradiveq_hook, world, False), gvq
     lgc = it.LGCState(model, alpha=0.001,
@@ -157,6 +201,9 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
     every = max(1, steps // dt.SAMPLES)
     fp32b, t_all = 0, 0.0
     w0 = comm_wire_bytes(inc) if inc is not None else 0
+    sampler = GvqSampler(dt, world) if kind == "gradiveq" and rank == 0 \
+        else None
+    plain = 0
     for step in range(steps):
         off = (step * per_step) % (xtr.shape[0] - per_step + 1)
         idx = perm[off + rank * dt.BATCH: off + (rank + 1) * dt.BATCH]
@@ -170,6 +217,11 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
         opt.step()
         t_all += time.perf_counter() - t0
         fp32b += meter.fp32_bucket_bytes
+        if sampler is not None:
+            it_ = state.stats()["iterations"]
+            now = it_["warmup"] + it_["sampling"]
+            sampler.after_step(list(ddp.parameters()), now > plain)
+            plain = now
     wire = comm_wire_bytes(inc) - w0 if inc is not None else 0
     lgc_stats = state.stats() if kind in ("lgc", "gradiveq") else None
     if inc is not None:
@@ -210,7 +262,13 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
             r["gvq_stats"] = lgc_stats
             r["gvq_params"] = {"d": state.d, "k": state.k,
                                "warmup": state.warmup, "ts": state.ts,
-                               "tc": state.tc, "eps": state.eps, "fc": True}
+                               "tc": state.tc, "eps": state.eps, "fc": True,
+                               "codec": state.codec}
+            if state.codec != "none":
+                total, ratio = gvq_wire(dt, tool, state.codec, lgc_stats,
+                                        sampler)
+                r["gvq_codec_ratio"] = round(ratio, 5)
+                r["wire_bytes_per_iter"] = round(total / steps)
         if kind == "incnn" and arg != "none":
             ratio = dt.codec_ratio(tool, arg, meter.samples)
             r["codec_ratio"] = round(ratio, 5)

@@ -529,11 +529,51 @@ TEST(gvq_fc_only_with_opt_in)
 	run_fc(_metadata, true);
 }
 
-/* loss threshold 1e-9 on random data: every compressed call refreshes */
+/*
+ * The loss monitor: 2 sampling calls and 10 compressed ones on an input
+ * that is the same on every rank and in every slice (the compressor
+ * reproduces it: the reference loss is ~0), then rank-specific random inputs (loss well
+ * above eps = 0.5 each): the first does not refresh (the mean over the
+ * window does not reach ref + eps yet), a later one does, exactly when
+ * the window's mean first exceeds ref + eps.
+ */
+#define LM_CALLS	22
+#define LM_SAME		12
+
+struct lmjob {
+	struct incnn_gvq_status st[MAX_RANKS][LM_CALLS];
+};
+
+static void lm_fn(struct rank_ctx *x)
+{
+	struct lmjob *t = x->user;
+	float *b = malloc(4 * FC_N);
+	struct incnn_layer ly = { .grad = b, .count = FC_N,
+				  .shape = INCNN_LAYER_SHAPE_FC,
+				  .out_ch = 32, .in_ch = 64 };
+	int call, i;
+
+	for (call = 0; call < LM_CALLS && !x->ret; call++) {
+		if (call < LM_SAME) {
+			/* every slice alike: the first slice's compressor
+			 * reproduces them all */
+			gen_input(b, FC_N, 9, 0, 1.0);
+			for (i = 1; i < 64; i++)
+				memcpy(b + i * GD, b, 4 * GD);
+		} else {
+			gen_input(b, FC_N, 100 + (uint64_t)call, x->rank, 1.0);
+		}
+		x->ret = incnn_allreduce_layers(x->comm, &ly, 1,
+						INCNN_SCHED_SINGLE, NULL, NULL);
+		incnn_comm_gvq_status(x->comm, &t->st[x->rank][call]);
+	}
+	free(b);
+}
+
 static void loss_tweak(struct rank_ctx *x, struct incnn_comm_config *cfg)
 {
 	(void)x;
-	cfg->gvq_eps = 1e-9;
+	cfg->gvq_eps = 0.5;
 	cfg->gvq_warmup = 0;
 	cfg->gvq_ts = 2;
 	cfg->gvq_fc = 1;
@@ -542,31 +582,37 @@ static void loss_tweak(struct rank_ctx *x, struct incnn_comm_config *cfg)
 TEST(gvq_loss_monitor_refreshes)
 {
 	struct rank_ctx x[MAX_RANKS];
-	struct fcjob t = { .fc = true };
+	struct lmjob *t = calloc(1, sizeof(*t));
 	struct job j;
-	int r, N = 3;
+	int r, c, N = 3;
 
-	for (r = 0; r < N; r++) {
-		t.in[r] = malloc(4 * FC_N);
-		t.out[r] = malloc(4 * FC_N);
-		gen_input(t.in[r], FC_N, 9, r, 1.0);
-	}
 	job_init(&j, N);
 	gvq_config(&j);
 	j.tweak = loss_tweak;
-	j.fn = fc_fn;
-	j.arg = &t;
+	j.fn = lm_fn;
+	j.arg = t;
 	ASSERT_EQ(0, job_run(&j, x));
-	/* S S C(refresh) S S: one compressed call, one refresh, one fit */
 	for (r = 0; r < N; r++) {
+		const struct incnn_gvq_status *st = t->st[r];
+		int hit = -1;
+
 		ASSERT_EQ(0, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
-		EXPECT_EQ(1, t.st[r].compressed_calls);
-		EXPECT_EQ(1, t.st[r].refreshes);
-		EXPECT_EQ(2, t.st[r].fits);
-		EXPECT_EQ(INCNN_GVQ_COMPRESSED, t.st[r].phase);
-		free(t.in[r]);
-		free(t.out[r]);
+		EXPECT_EQ(-1, st[LM_SAME - 2].loss_ref);
+		EXPECT_LE(0, st[LM_SAME - 1].loss_ref);
+		EXPECT_GT(1e-6, st[LM_SAME - 1].loss_ref);
+		/* one large loss alone does not refresh */
+		EXPECT_LT(0.5 + st[LM_SAME - 1].loss_ref, st[LM_SAME].loss);
+		EXPECT_EQ(0, st[LM_SAME].refreshes);
+		for (c = LM_SAME; c < LM_CALLS && hit < 0; c++)
+			if (st[c].refreshes)
+				hit = c;
+		ASSERT_LT(LM_SAME, hit) TH_LOG("rank %d: no refresh", r);
+		EXPECT_LT(st[hit].loss_ref + 0.5, st[hit].loss_avg);
+		EXPECT_GE(st[hit].loss_ref + 0.5, st[hit - 1].loss_avg);
+		EXPECT_EQ(1, st[LM_CALLS - 1].refreshes);
+		EXPECT_EQ(hit + 2 < LM_CALLS ? 2 : 1, st[LM_CALLS - 1].fits);
 	}
+	free(t);
 }
 
 /* rank 2 compresses to k = 8: every rank fails, naming it, no hang */

@@ -367,6 +367,9 @@ struct coll_bkrun {
 	uint64_t quantised, nonzero, flattened;
 };
 
+/* GradiVeQ's loss monitor: compressed calls its mean is taken over */
+#define COLL_GVQ_LOSS_WIN	10
+
 /* --- the communicator (comm.c, xfer.c) ----------------------------------- */
 struct incnn_comm {
 	/* the job, as configured (config.c) */
@@ -435,6 +438,10 @@ struct incnn_comm {
 		struct incnn_gvq_conv *cv;	/* its shape for the core */
 		enum incnn_gvq_phase ph;	/* of the current call */
 		double loss_num, loss_den;	/* its loss monitor */
+		/* the loss monitor's window of this rank's local losses */
+		double lwin[COLL_GVQ_LOSS_WIN];
+		unsigned int lnext, lfill;
+		bool have_ref;			/* st.loss_ref is set */
 		float *v, *pack;		/* scratch */
 		size_t v_cap, pack_cap;		/* floats */
 		bool told;			/* the "no conv layer" note */

@@ -18,8 +18,10 @@
  *	y elementwise in a fixed order (linear: the sum is U^T (sum x - mu));
  *	every rank then decompresses each slice once, x = U s + mu, and
  *	unflattens. The loss monitor: each rank's local loss over its
- *	compressed layers, and after the call the ranks count (through the
- *	store) how many are above loss_eps; a majority stops compression.
+ *	compressed layers, its mean over a window of calls against the
+ *	fresh compressor's (gv_large()); after the call the ranks count
+ *	(through the store) how many are large; a majority stops
+ *	compression.
  *
  * Compressed layers: those with a conv shape that fits the slice size
  * (incnn_gvq_conv_check()), and with gvq_fc those with a fully-connected
@@ -204,6 +206,16 @@ static int gv_agree(struct incnn_comm *c, uint64_t set_hash)
 	return ret;
 }
 
+/* The loss monitor starts afresh (a new compressor). */
+static void gv_loss_reset(struct incnn_comm *c)
+{
+	c->gvq.lnext = 0;
+	c->gvq.lfill = 0;
+	c->gvq.have_ref = false;
+	c->gvq.st.loss_avg = 0;
+	c->gvq.st.loss_ref = -1;
+}
+
 /* A new layer set: every layer's state, the schedule from the start. */
 static int gv_reset(struct incnn_comm *c, const struct incnn_layer *layers,
 		    size_t L, uint64_t h)
@@ -214,6 +226,7 @@ static int gv_reset(struct incnn_comm *c, const struct incnn_layer *layers,
 	gv_drop_layers(c);
 	incnn_coll_bk_free(c);	/* the old set's keyed state (residuals) */
 	memset(&c->gvq.st, 0, sizeof(c->gvq.st));
+	gv_loss_reset(c);
 	ret = gv_agree(c, h);
 	if (ret)
 		return ret;
@@ -499,10 +512,43 @@ static int gv_fit_all(struct incnn_comm *c)
 	}
 	c->gvq.st.fits++;
 	c->gvq.st.u_digest = h;
+	gv_loss_reset(c);
 	return 0;
 }
 
-/* How many ranks' local loss is above loss_eps (through the store). */
+/*
+ * This rank's verdict on a compressed call: its local loss joins the
+ * window of the last COLL_GVQ_LOSS_WIN compressed calls (one minibatch's
+ * loss is noisy); the first full window after a fit gives the reference
+ * (the loss of the fresh compressor on this rank's gradients), and later
+ * windows are "large" when their mean is above it by more than eps: the
+ * correlations have drifted away from the compressor.
+ */
+static bool gv_large(struct incnn_comm *c)
+{
+	struct incnn_gvq_status *st = &c->gvq.st;
+	double sum = 0;
+	unsigned int i;
+
+	st->loss = c->gvq.loss_den > 0 ? c->gvq.loss_num / c->gvq.loss_den : 0;
+	c->gvq.lwin[c->gvq.lnext] = st->loss;
+	c->gvq.lnext = (c->gvq.lnext + 1) % COLL_GVQ_LOSS_WIN;
+	if (c->gvq.lfill < COLL_GVQ_LOSS_WIN)
+		c->gvq.lfill++;
+	if (c->gvq.lfill < COLL_GVQ_LOSS_WIN)
+		return false;
+	for (i = 0; i < COLL_GVQ_LOSS_WIN; i++)
+		sum += c->gvq.lwin[i];
+	st->loss_avg = sum / COLL_GVQ_LOSS_WIN;
+	if (!c->gvq.have_ref) {
+		c->gvq.have_ref = true;
+		st->loss_ref = st->loss_avg;
+		return false;
+	}
+	return st->loss_avg > st->loss_ref + c->gvq.eps;
+}
+
+/* How many ranks' loss is large (gv_large(), through the store). */
 static int gv_over(struct incnn_comm *c, unsigned int *over)
 {
 	uint8_t me, *all;
@@ -511,8 +557,7 @@ static int gv_over(struct incnn_comm *c, unsigned int *over)
 	*over = 0;
 	if (isinf(c->gvq.eps))
 		return 0;	/* the loss monitor is off */
-	me = c->gvq.loss_den > 0 &&
-	     c->gvq.loss_num / c->gvq.loss_den > c->gvq.eps;
+	me = gv_large(c);
 	all = calloc((size_t)c->world, 1);
 	if (!all)
 		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");

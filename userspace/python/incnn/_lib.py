@@ -467,7 +467,9 @@ class GvqStatus(ctypes.Structure):
                 ("layers_compressed", ctypes.c_uint),
                 ("layers_plain", ctypes.c_uint),
                 ("u_digest", ctypes.c_uint64),
-                ("note", ctypes.c_char * 192)]
+                ("note", ctypes.c_char * 192),
+                ("loss", ctypes.c_double), ("loss_avg", ctypes.c_double),
+                ("loss_ref", ctypes.c_double)]
 
 
 def _bind_layers(lib: ctypes.CDLL) -> bool:

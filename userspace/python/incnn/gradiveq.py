@@ -251,6 +251,8 @@ class GradiVeQState(StateBase):
             "layers_compressed": st.layers_compressed,
             "layers_plain": st.layers_plain, "note": st.note.decode(),
             "u_digest": f"{st.u_digest:016x}", "codec": self.codec,
+            "loss": st.loss, "loss_avg": st.loss_avg,
+            "loss_ref": st.loss_ref,
             "iterations": dict(self._iters), "wire_bytes": dict(self._wire),
             "wire_bytes_per_iter": per,
         }

@@ -284,7 +284,12 @@ uint64_t incnn_comm_wire_bytes(const struct incnn_comm *comm);
  * current layer set that are compressed and that are not (no conv shape,
  * or a shape that does not fit the slice size: see note), and a 64-bit
  * FNV-1a digest of every compressed layer's U and mu (0 before the first
- * fit): equal on every rank.
+ * fit): equal on every rank. The loss monitor (this rank's): its local
+ * loss in the last compressed call, the mean over the last 10 compressed
+ * calls (0 until there are 10 since the fit) and the reference, that mean
+ * over the first 10 after the fit (-1 until then); a refresh when the
+ * mean exceeds the reference by more than the threshold on a majority of
+ * ranks (docs/gradiveq.md).
  */
 struct incnn_gvq_status {
 	uint64_t calls, compressed_calls, refreshes, fits;
@@ -292,6 +297,7 @@ struct incnn_gvq_status {
 	unsigned int layers_compressed, layers_plain;
 	uint64_t u_digest;
 	char note[192];		/* why the first plain layer is, or "" */
+	double loss, loss_avg, loss_ref;
 };
 void incnn_comm_gvq_status(const struct incnn_comm *comm,
 			   struct incnn_gvq_status *st);
