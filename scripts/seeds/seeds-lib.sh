@@ -20,7 +20,7 @@
 
 # shellcheck disable=SC2034 # used by the scripts that source this
 # shellcheck disable=SC2206 # a list of words
-SEEDS_METHODS=(${INCNN_SEEDS_METHODS:-none inceptionn ebq thc gradiveq})
+SEEDS_METHODS=(${INCNN_SEEDS_METHODS:-none inceptionn ebq thc thc-wa gradiveq})
 # shellcheck disable=SC2034
 SEEDS_BUCKETS=(single mgwfbp)
 SEEDS_BOUND=10
@@ -36,6 +36,10 @@ _seeds_has() {
 seeds_why() { # method buckets
 	if [ "$2" != single ] && ! _seeds_has --buckets mgwfbp; then
 		echo "not available: incnn-train has no --buckets mgwfbp yet (it sums the whole gradient in one allreduce)"
+		return 1
+	fi
+	if [ "$1" = thc-wa ] && ! _seeds_has --algo ps; then
+		echo "not available: incnn-train has no --algo ps"
 		return 1
 	fi
 	if [ "$1" = gradiveq ]; then
@@ -71,8 +75,19 @@ seeds_args() { # method buckets where
 		else
 			SEEDS_ARGS+=(--codec "$1" --bound "2^-$SEEDS_BOUND")
 		fi ;;
+	thc-wa) # THC's worker-aggregator mode (the paper's parameter server)
+		SEEDS_ARGS+=(--codec none --tos 0 --method thc --algo ps) ;;
 	thc | gradiveq)
-		SEEDS_ARGS+=(--codec none --tos 0)
+		# GradiVeQ's uncompressed iterations quantised as the paper
+		# does (emulated ebq, scale and error feedback; the sockets
+		# stay unmarked): INCNN_SEEDS_GVQ_CODEC, "none" for fp32
+		local gc=${INCNN_SEEDS_GVQ_CODEC:-ebq:2^-8}
+		if [ "$1" = gradiveq ] && [ "$gc" != none ]; then
+			SEEDS_ARGS+=(--codec "${gc%%:*}" --bound "${gc#*:}")
+		else
+			SEEDS_ARGS+=(--codec none)
+		fi
+		SEEDS_ARGS+=(--tos 0)
 		if _seeds_has --method "$1"; then
 			SEEDS_ARGS+=(--method "$1")
 		else

@@ -25,13 +25,15 @@ import re
 import subprocess
 from typing import Any, Dict, List, Optional, Tuple
 
-C_METHODS = ["none", "inceptionn", "ebq", "thc", "gradiveq"]
+C_METHODS = ["none", "inceptionn", "ebq", "thc", "thc-wa", "gradiveq"]
 BUCKETS = ["single", "mgwfbp"]
 TORCH_METHODS = ["pytorch-default", "none", "inceptionn", "ebq", "thc",
-                 "gradiveq", "lgc"]
+                 "thc-wa", "gradiveq", "lgc"]
+RANKS = 4       # make seeds' C trainer (-n 4)
 BOUND = "2^-10"
 LABEL = {"none": "none (fp32)", "inceptionn": f"inceptionn {BOUND}",
-         "ebq": f"ebq {BOUND}", "thc": "THC", "gradiveq": "GradiVeQ",
+         "ebq": f"ebq {BOUND}", "thc": "THC (ring)",
+         "thc-wa": "THC (worker-aggregator)", "gradiveq": "GradiVeQ",
          "lgc": "LGC", "pytorch-default": "PyTorch default allreduce"}
 
 # paper, short claim (table), full claim (results.json)
@@ -55,6 +57,10 @@ PAPERS: Dict[str, Tuple[str, str, str]] = {
             "1.40-1.47x faster time-to-accuracy with aggregation on a "
             "programmable switch, 1.28-1.33x with a software PS, vs Horovod "
             "RDMA"),
+    "thc-wa": ("THC (NSDI'24)", "8x up, 4x down (parameter server)",
+               "8x bandwidth reduction worker to PS and 4x PS to worker "
+               "(4-bit indices up, 8-bit lane sums down); our "
+               "worker-aggregator mode: rank 0 aggregates"),
     "gradiveq": ("GradiVeQ (NeurIPS'18)",
                  "~8x; >5x faster aggregation than ring allreduce",
                  "gradients compressed ~8x (ResNet-32/CIFAR-100); "
@@ -119,7 +125,8 @@ def c_host(res: str, m: str, b: str) -> Dict[str, Any]:
     r: Dict[str, Any] = {"test_accuracy": final_accuracy(log)}
     # incnn-train's summary line (rank 0's library count, training ms)
     for k in ("wire_bytes_per_iter", "iter_ms", "nbuckets", "iters",
-              "gvq_compressed_iters", "gvq_refreshes"):
+              "gvq_compressed_iters", "gvq_refreshes", "up_bytes_per_iter",
+              "down_bytes_per_iter"):
         v = log_field(log, k)
         if v is not None:
             r["host_" + k] = v
@@ -200,6 +207,8 @@ def payload_ratios(rows: List[Dict[str, Any]]) -> None:
             r["payload_ratio_basis"] = "module: tx_bytes_orig / tx_bytes_wire"
         elif r["buckets"] == "mgwfbp":
             r["payload_ratio"] = None
+        elif r["method"] == "thc-wa" and ref.get(r["buckets"]):
+            wa_ratios(r, ref[r["buckets"]], RANKS)
         elif r["method"] in ("none", "thc", "gradiveq") and \
                 r.get("host_wire_bytes_per_iter") and ref.get(r["buckets"]):
             r["payload_ratio"] = round(ref[r["buckets"]] /
@@ -208,6 +217,31 @@ def payload_ratios(rows: List[Dict[str, Any]]) -> None:
         else:
             r["payload_ratio"] = None
         gvq_phase(r, ref.get(r["buckets"]))
+
+
+def wa_ratios(r: Dict[str, Any], none_wire: float, n: int) -> None:
+    """A worker-aggregator row (host_up/down_bytes_per_iter: what a worker
+    sends up, what rank 0 sends down to each): up and down against the
+    fp32 gradient (none's ring bytes per rank are 2(n-1)/n of it), and the
+    payload ratio of the bytes every rank sends on average."""
+    up, down = r.get("host_up_bytes_per_iter"), \
+        r.get("host_down_bytes_per_iter")
+    if not (up and down):
+        r["payload_ratio"] = None
+        return
+    fp32 = none_wire * n / (2 * (n - 1))
+    r["up_ratio"] = round(fp32 / up, 2)
+    r["down_ratio"] = round(fp32 / down, 2)
+    r["payload_ratio"] = round(none_wire / ((n - 1) * (up + down) / n), 2)
+    r["payload_ratio_basis"] = ("library: incnn_comm_wire_bytes() of every "
+                                "rank, up and down per worker")
+
+
+def updown(r: Dict[str, Any]) -> str:
+    """ " (up Ux, down Dx)" for a worker-aggregator row, else "" """
+    if r.get("up_ratio") is None:
+        return ""
+    return f" (up {r['up_ratio']:.2f}x, down {r['down_ratio']:.2f}x)"
 
 
 def gvq_phase(r: Dict[str, Any], none_wire: Optional[float]) -> None:
@@ -273,6 +307,9 @@ def torch_rows(res: str, a: argparse.Namespace) -> List[Dict[str, Any]]:
         if m in got:
             r.update({k: v for k, v in got[m].items() if k != "method"})
             r["job"] = "torch-cnn-mnist"
+            if "wa_up_ratio" in r:
+                r["up_ratio"] = r["wa_up_ratio"]
+                r["down_ratio"] = r["wa_down_ratio"]
         else:
             r["accuracy_reason"] = "the PyTorch part did not run or failed"
         rows.append(r)
@@ -319,7 +356,7 @@ def c_table(rows: List[Dict[str, Any]]) -> List[str]:
         out.append(
             f"| {LABEL[r['method']]} | {r['buckets']} | {sock} | "
             f"{num(r['ratio'], '.2f')} | "
-            f"{num(r.get('payload_ratio'), '.2f')} | "
+            f"{num(r.get('payload_ratio'), '.2f')}{updown(r)} | "
             f"{num(None if wire is None else wire / 1e6, '.3f')} | "
             f"{num(r['iter_ms'], '.0f')} | {sp} | "
             f"{pct(r['test_accuracy'])} | {delta(r)} | "
@@ -344,10 +381,14 @@ def torch_table(rows: List[Dict[str, Any]]) -> List[str]:
         per = (r.get("gvq_stats") or {}).get("wire_bytes_per_iter") or {}
         plain = per.get("warmup") or per.get("sampling")
         if r["method"] == "gradiveq" and per.get("compressed") and plain:
+            q = r.get("gvq_codec_ratio")
+            codec = (f"; the others through {r['gvq_params']['codec']}: "
+                     f"{1 / q:.2f}" if q else "")
             ratio = (f"{ratio} (compressed iterations: "
                      f"{plain / per['compressed']:.2f}, "
                      f"{r['gvq_stats']['compressed_iterations']} of "
-                     f"{r['steps']})")
+                     f"{r['steps']}{codec})")
+        ratio += updown(r)
         wire = r["wire_bytes_per_iter"]
         out.append(
             f"| {LABEL[r['method']]} | {ratio} | "

@@ -21,6 +21,11 @@ and prints a progress line.
   thc         incnn.torch, codec none, INCNN_METHOD=thc in the rank's
               environment when the communicator is created (checked:
               incnn_comm_method() must say THC)
+  thc-wa      the same through THC's worker-aggregator mode (the paper's
+              parameter server: incnn_allreduce_ps(), rank 0 aggregates):
+              bytes up (a worker's sends) and down (rank 0's sends per
+              worker) per iteration, and their ratios to the fp32
+              gradient, reported apart (the paper: 8x up, 4x down)
   gradiveq    incnn.torch's GradiVeQState + gradiveq_hook: the library's
               d 256, k 32, T_c 400, loss threshold 0.01, Linear weights
               compressed too (fc, as the C trainer's --gvq-fc); warm-up
@@ -66,6 +71,7 @@ CONFIGS: List[Tuple[str, str, Any]] = [
     ("inceptionn", "incnn", "inceptionn:2^-10"),
     ("ebq", "incnn", "ebq:2^-10"),
     ("thc", "thc", None),
+    ("thc-wa", "thc", "ps"),
     ("gradiveq", "gradiveq", None),
     ("lgc", "lgc", None),
 ]
@@ -112,6 +118,8 @@ class GvqSampler:
         self.dt, self.world, self.every, self.most = dt, world, every, most
         self.m, self.e, self.seen = 0.0, 0, 0
         self.samples: List[Any] = []
+        # compressed iterations: [step, loss, its window mean, reference]
+        self.trace: List[List[float]] = []
 
     def after_step(self, params: List[Any], quantised: bool) -> None:
         if not quantised:
@@ -138,6 +146,25 @@ def gvq_wire(dt: Any, tool: str, codec: str, stats: Dict[str, Any],
                  ratio), ratio
 
 
+def wa_state(it: Any) -> Any:
+    """incnn.torch.State whose sums take the worker-aggregator path
+    (incnn_allreduce_ps(): THC's parameter-server mode) instead of the
+    ring."""
+    from incnn import _lib
+    fn = _lib.lib.incnn_allreduce_ps
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+
+    class WAState(it.State):       # type: ignore[misc, name-defined]
+        def _reduce(self, work: Any, divide: int,
+                    key: Optional[int] = None) -> None:
+            self._comm._check("incnn_allreduce_ps", fn(
+                self._comm._handle(), work.data_ptr(), work.numel()))
+            if divide:
+                work.div_(divide)
+    return WAState
+
+
 def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
               port: int, world: int) -> Tuple[Any, Any, Any]:
     """(state, hook, incnn State whose wire bytes count)"""
@@ -151,7 +178,8 @@ def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
     if kind == "thc":
         os.environ["INCNN_METHOD"] = "thc"
         try:
-            st = it.State(codec="none", port=port, timeout=120, tos=0)
+            cls = wa_state(it) if arg == "ps" else it.State
+            st = cls(codec="none", port=port, timeout=120, tos=0)
         finally:
             del os.environ["INCNN_METHOD"]
         if comm_method(st) != METHOD_THC:
@@ -221,8 +249,15 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
             it_ = state.stats()["iterations"]
             now = it_["warmup"] + it_["sampling"]
             sampler.after_step(list(ddp.parameters()), now > plain)
+            if now == plain:
+                st = state.stats()
+                sampler.trace.append([step, round(st["loss"], 4),
+                                      round(st["loss_avg"], 4),
+                                      round(st["loss_ref"], 4)])
             plain = now
     wire = comm_wire_bytes(inc) - w0 if inc is not None else 0
+    every_wire: List[int] = [0] * world
+    dist.all_gather_object(every_wire, wire)
     lgc_stats = state.stats() if kind in ("lgc", "gradiveq") else None
     if inc is not None:
         state.close()
@@ -258,12 +293,21 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
                            "code_stride": state.ae.stride}
     else:
         r["wire_bytes_per_iter"] = round(wire / steps)
+        if kind == "thc" and arg == "ps":
+            up = sum(every_wire[1:]) / (world - 1) / steps
+            down = every_wire[0] / (world - 1) / steps
+            r["wire_bytes_per_iter"] = round(sum(every_wire) / world / steps)
+            r["wa_up_bytes_per_iter"] = round(up)
+            r["wa_down_bytes_per_iter"] = round(down)
+            r["wa_up_ratio"] = round(4 * params / up, 2)
+            r["wa_down_ratio"] = round(4 * params / down, 2)
         if kind == "gradiveq":
             r["gvq_stats"] = lgc_stats
             r["gvq_params"] = {"d": state.d, "k": state.k,
                                "warmup": state.warmup, "ts": state.ts,
                                "tc": state.tc, "eps": state.eps, "fc": True,
                                "codec": state.codec}
+            r["gvq_loss_trace"] = sampler.trace if sampler else []
             if state.codec != "none":
                 total, ratio = gvq_wire(dt, tool, state.codec, lgc_stats,
                                         sampler)
@@ -305,6 +349,9 @@ def main() -> None:
         if "lgc_rate_total" in res:
             extra = (f", LGC rate {res['lgc_rate_total']}x whole run, "
                      f"{res['lgc_rate_stage3']}x stage 3")
+        if "wa_up_ratio" in res:
+            extra = (f", up {res['wa_up_ratio']}x, down "
+                     f"{res['wa_down_ratio']}x")
         if "gvq_stats" in res:
             g = res["gvq_stats"]
             extra = (f", GradiVeQ {g['compressed_iterations']} compressed "

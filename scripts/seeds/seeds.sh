@@ -115,7 +115,7 @@ tres=$res/torch
 mkdir -p "$tres"
 if [ "${INCNN_SEEDS_TORCH:-1}" = 1 ]; then
 	rm -f "$tres/torch.jsonl"
-	say "[4/5] PyTorch CNN on the host: 7 configurations, $steps steps each, 4 ranks"
+	say "[4/5] PyTorch CNN on the host: 8 configurations, $steps steps each, 4 ranks"
 	PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH} nice -n 10 "$py" \
 		-m incnn.launch --nproc-per-node 4 \
 		--master-port "${INCNN_SEEDS_TORCH_PORT:-29740}" \

@@ -26,14 +26,14 @@ test = ktap.test
 _out: Dict[str, Any] = {}
 
 
-def host_log(acc: float, wire: int) -> str:
+def host_log(acc: float, wire: int, extra: str = "") -> str:
     return ("# incnn-train: 4 ranks\n"
             "iter 1 epoch 1 loss 0x1p-1 0.5\n"
             f"epoch 1 iter 80 train_loss 0x1p-1 0.5 test_loss 0x1p-2 0.25 "
             f"test_acc {acc:.4f} correct 1 test 2000 digest 0 identical 4 "
             "seconds 1.0 comm 0.5\n"
             f"summary method x buckets y nbuckets 1 iters 80 test_acc "
-            f"{acc:.4f} iter_ms 20.0 wire_bytes_per_iter {wire}\n")
+            f"{acc:.4f} iter_ms 20.0 wire_bytes_per_iter {wire}{extra}\n")
 
 
 def host_stats(orig: int, wire: int) -> List[Dict[str, Any]]:
@@ -49,8 +49,10 @@ def sample(res: str) -> None:
         f.write("/x/mnist.bin\n")
     logs = {"none-single": (0.93, 6000000), "none-mgwfbp": (0.925, 6000000),
             "inceptionn-single": (0.935, 6000000),
-            "thc-single": (0.91, 1500000)}
-    for m in ("none", "inceptionn", "ebq", "thc", "gradiveq"):
+            "thc-single": (0.91, 1500000),
+            "thc-wa-single": (0.92, 3000000, " up_bytes_per_iter 500000 "
+                              "down_bytes_per_iter 1000000")}
+    for m in ("none", "inceptionn", "ebq", "thc", "thc-wa", "gradiveq"):
         for b in ("single", "mgwfbp"):
             p = os.path.join(res, "c", f"host-{m}-{b}.log")
             if f"{m}-{b}" in logs:
@@ -85,8 +87,12 @@ def sample(res: str) -> None:
          "wire_bytes_per_iter": 7200000},
         {"method": "thc", "host_iter_ms": 150.0, "test_accuracy": 0.965,
          "wire_bytes_per_iter": 1800000},
+        {"method": "thc-wa", "host_iter_ms": 170.0, "test_accuracy": 0.964,
+         "wire_bytes_per_iter": 1350000, "wa_up_ratio": 8.0,
+         "wa_down_ratio": 4.0},
         {"method": "gradiveq", "host_iter_ms": 160.0, "test_accuracy": 0.96,
-         "wire_bytes_per_iter": 6000000,
+         "wire_bytes_per_iter": 6000000, "gvq_codec_ratio": 0.125,
+         "gvq_params": {"codec": "ebq:2^-8"},
          "gvq_stats": {"compressed_iterations": 5, "wire_bytes_per_iter": {
              "warmup": 7200000.0, "sampling": 7200000.0,
              "compressed": 900000.0}}},
@@ -142,8 +148,12 @@ def t_c_table() -> None:
         "| inceptionn 2^-10 | single | marked, module codec | 5.00 | 7.00 "
         "| 1.600 | 4000 | 4.00x | 93.50% | +0.50 | 5.5-11.6x at 2^-10; "
         "2.2-3.1x faster training than WA |",
-        "| THC | single | unmarked | 4.00 | 4.00 | 2.000 | 4000 | 4.00x "
-        "| 91.00% | -2.00 | 8x up, 4x down; 1.40-1.47x time-to-accuracy |",
+        "| THC (ring) | single | unmarked | 4.00 | 4.00 | 2.000 | 4000 "
+        "| 4.00x | 91.00% | -2.00 | 8x up, 4x down; 1.40-1.47x "
+        "time-to-accuracy |",
+        "| THC (worker-aggregator) | single | unmarked | - | 5.33 (up "
+        "8.00x, down 4.00x) | - | - | - | 92.00% | -1.00 | 8x up, 4x down "
+        "(parameter server) |",
         "| none (fp32) | mgwfbp | unmarked | - | - | - | - | - | 92.50% "
         "| +0.00 | baseline |",
         "| GradiVeQ | single | | | | | | | not available: sample | | ~8x; "
@@ -152,18 +162,20 @@ def t_c_table() -> None:
 
 
 @test("PyTorch table: exact lines (LGC whole-run and stage-3 rates, "
-      "GradiVeQ's compressed iterations)")
+      "GradiVeQ's compressed iterations and codec, THC up and down)")
 def t_torch_table() -> None:
     has_lines([
         "| PyTorch default allreduce | 1.00 | 7.200 | 140.0 | 97.00% "
         "| +0.00 | baseline |",
-        "| THC | 4.00 | 1.800 | 150.0 | 96.50% | -0.50 | 8x up, 4x down; "
-        "1.40-1.47x time-to-accuracy |",
+        "| THC (ring) | 4.00 | 1.800 | 150.0 | 96.50% | -0.50 | 8x up, "
+        "4x down; 1.40-1.47x time-to-accuracy |",
+        "| THC (worker-aggregator) | 5.33 (up 8.00x, down 4.00x) | 1.350 "
+        "| 170.0 | 96.40% | -0.60 | 8x up, 4x down (parameter server) |",
         "| LGC | 10.00 (stage 3: 400.0) | 0.720 | 200.0 | 90.00% | -7.00 "
         "| 202x (ring, ResNet-50/ImageNet); within 0.2% (CIFAR-10) |",
-        "| GradiVeQ | 1.20 (compressed iterations: 8.00, 5 of 300) | 6.000 "
-        "| 160.0 | 96.00% | -1.00 | ~8x; >5x faster aggregation than ring "
-        "allreduce |",
+        "| GradiVeQ | 1.20 (compressed iterations: 8.00, 5 of 300; the "
+        "others through ebq:2^-8: 8.00) | 6.000 | 160.0 | 96.00% | -1.00 "
+        "| ~8x; >5x faster aggregation than ring allreduce |",
         "| inceptionn 2^-10 | | | | the PyTorch part did not run or "
         "failed | | 5.5-11.6x at 2^-10; 2.2-3.1x faster training than WA |",
     ])
@@ -174,9 +186,9 @@ def t_json() -> None:
     rows = run()["json"]
     keys = {"method", "job", "buckets", "ratio", "wire_bytes_per_iter",
             "iter_ms", "test_accuracy", "baseline_accuracy", "paper_claim"}
-    assert len(rows) == 17, len(rows)
+    assert len(rows) == 20, len(rows)
     seen = {(r["job"], r["method"], r["buckets"]) for r in rows}
-    assert len(seen) == 17, seen
+    assert len(seen) == 20, seen
     for r in rows:
         assert keys <= set(r), (r["method"], keys - set(r))
         assert r["iter_ms"] is not None or r.get("iter_ms_reason"), r

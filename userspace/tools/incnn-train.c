@@ -347,6 +347,7 @@ struct tr_meta {
 	double test_loss;	/* sum over this rank's test shard */
 	int64_t correct;
 	double comm_s;		/* seconds in allreduce, this epoch */
+	uint64_t wire;		/* bytes this rank sent on data sockets */
 };
 
 struct tr_run {
@@ -395,6 +396,7 @@ static int gather(struct tr_run *r, struct tr_meta *me, struct tr_meta *all)
 	int i;
 
 	me->digest = tr_mlp_digest(&r->m);
+	me->wire = incnn_comm_wire_bytes(r->comm) - r->wire0;
 	if (incnn_comm_allgather_meta(r->comm, me, sizeof(*me), all))
 		return fail("rank %d: %s", r->rank,
 			    incnn_comm_strerror(r->comm));
@@ -583,12 +585,33 @@ static void epoch_report(struct tr_run *r, const struct tr_meta *all,
 	r->last_progress = tu_now();
 }
 
+/*
+ * --algo ps: what a worker sends up (the mean over ranks 1..N-1) and what
+ * rank 0 sends down to each worker, per iteration, from @all (gathered).
+ */
+static void summary_ps(const struct tr_run *r, long it,
+		       const struct tr_meta *all, char *out, size_t len)
+{
+	uint64_t up = 0;
+	int i;
+
+	if (!r->o->co.ps || r->N < 2 || !it) {
+		out[0] = 0;
+		return;
+	}
+	for (i = 1; i < r->N; i++)
+		up += all[i].wire;
+	snprintf(out, len, " up_bytes_per_iter %.0f down_bytes_per_iter %.0f",
+		 (double)up / (r->N - 1) / (double)it,
+		 (double)all[0].wire / (r->N - 1) / (double)it);
+}
+
 /* Rank 0: the run's summary line, in the log and on stderr. */
-static void summary(struct tr_run *r, long it)
+static void summary(struct tr_run *r, long it, const struct tr_meta *all)
 {
 	uint64_t wire = incnn_comm_wire_bytes(r->comm) - r->wire0;
 	struct incnn_gvq_status gs;
-	char line[256], extra[160] = "";
+	char line[256], extra[160] = "", ps[96];
 
 	snprintf(line, sizeof(line),
 		 "summary method %s buckets %s nbuckets %zu iters %ld test_acc %.4f iter_ms %.3f wire_bytes_per_iter %.0f",
@@ -603,10 +626,11 @@ static void summary(struct tr_run *r, long it)
 			 " gvq_fits %" PRIu64 " gvq_layers %u",
 			 gs.compressed_calls, gs.refreshes, gs.fits,
 			 gs.layers_compressed);
+	summary_ps(r, it, all, ps, sizeof(ps));
 	if (r->log)
-		fprintf(r->log, "%s%s\n", line, extra);
+		fprintf(r->log, "%s%s%s\n", line, extra, ps);
 	if (!r->o->quiet)
-		fprintf(stderr, PROG ": %s%s\n", line, extra);
+		fprintf(stderr, PROG ": %s%s%s\n", line, extra, ps);
 }
 
 /* Stopped within an epoch (--iters): evaluate, digest, the stop line. */
@@ -690,7 +714,7 @@ static int train(struct tr_run *r)
 			" seconds %.3f\n", it, epoch, all[0].digest,
 			tu_now() - r->t0);
 	if (r->rank == 0)
-		summary(r, it);
+		summary(r, it, all);
 out:
 	free(all);
 	return ret;
