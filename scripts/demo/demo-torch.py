@@ -115,6 +115,7 @@ CONFIGS: List[Tuple[str, str, Any]] = [
     # 2^-3, where it no longer learned (11.8 %)
     ("incnn-zebq-2^-4-scale-ef", "incnn", "zebq:2^-4"),
     ("incnn-thc-ring", "thc", None),
+    ("incnn-thc-wa", "thc", "ps"),
     ("incnn-gradiveq", "gradiveq", None),
     ("incnn-lgc", "lgc", None),
 ]
@@ -145,6 +146,7 @@ LABELS = {
     "incnn-none": "incnn, no codec",
     "incnn-auto": "incnn, codec auto (the module's rule)",
     "incnn-thc-ring": "incnn THC (ring)",
+    "incnn-thc-wa": "incnn THC (worker-aggregator)",
     "incnn-gradiveq": "incnn GradiVeQ",
     "incnn-lgc": "incnn LGC",
 }

@@ -136,8 +136,11 @@ enum incnn_coll_fault {
  * takes the plain fp32 ring. It needs the layer shapes, so on a GradiVeQ
  * communicator incnn_allreduce() and incnn_allreduce_ps() fail with
  * -EINVAL ("method gradiveq needs incnn_allreduce_layers() ..."), as does
- * a layers call with opts.ps (a ring method). Its ring never emulates a
- * codec: with codec AUTO it uses the identity, and EMULATE is refused.
+ * a layers call with opts.ps (a ring method). Codec AUTO is the identity;
+ * an EMULATE codec quantises its warm-up and sampling calls only (keyed:
+ * scale and error feedback per bucket, as incnn_allreduce_bucket()), the
+ * paper's scalar quantisation of the iterations it does not compress;
+ * the compressed calls' coefficients are never quantised.
  */
 enum incnn_coll_method {
 	INCNN_COLL_METHOD_UNSET,	/* INCNN_METHOD, else none */
