@@ -181,6 +181,16 @@ def t_torch_table() -> None:
     ])
 
 
+@test("THC's worker-aggregator figures against the paper's 8x / 4x")
+def t_wa_text() -> None:
+    md = "\n".join(run()["md"])
+    want = ("In its worker-aggregator mode (rank 0 aggregates, as the "
+            "paper's parameter server) ours is C trainer: up 8.00x, down "
+            "4.00x; PyTorch CNN: up 8.00x, down 4.00x against the fp32 "
+            "gradient, the paper's 8x / 4x.")
+    assert want in md, md
+
+
 @test("results.json: a row per job, method and buckets, with the fields")
 def t_json() -> None:
     rows = run()["json"]
