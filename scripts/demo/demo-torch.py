@@ -38,7 +38,9 @@ include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
                   incnn's the library's count (incnn_comm_wire_bytes),
                   times the codec's measured ratio (below) for the
                   emulated codecs; LGC: the fp32 ring bytes over its
-                  whole-run rate (LGCState.stats()); TCP/IP headers not
+                  whole-run rate (LGCState.stats()); THC's
+                  worker-aggregator: the mean over the ranks (rank 0
+                  sends the sums down to every worker); TCP/IP headers not
                   counted. payload_bytes_per_iter: N / (2 (N-1)) of it
   codec_ratio     incnn codecs: out_bytes / in_bytes of `incnn-codec
                   encode --chunk 1448` (one 1500-MTU TCP segment per
@@ -587,6 +589,14 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         dist.all_reduce(d)
         tx_mean = d.item() / r.world
     wire_timed, wire_all = r.sent() - r.wire_timed0, r.sent() - r.wire0
+    if cfg[2] == "ps":      # worker-aggregator: the mean over the ranks
+        d = torch.tensor([float(wire_timed), float(wire_all)],
+                         dtype=torch.float64)
+        dist.all_reduce(d)
+        mean = d / r.world
+        for pt in r.curve:  # the same bytes every iteration: scaled
+            pt[2] = round(pt[2] * mean[1].item() / max(1, wire_all))
+        wire_timed, wire_all = round(mean[0].item()), round(mean[1].item())
     stats = r.state.stats() if cfg[1] in ("lgc", "gradiveq") else None
     if cfg[1] == "incnn" and hasattr(r.state, "bucket_stats"):
         stats = {**r.state.bucket_stats(), "scale_rule_checked":

@@ -532,10 +532,10 @@ TEST(gvq_fc_only_with_opt_in)
 /*
  * The loss monitor: 2 sampling calls and 10 compressed ones on an input
  * that is the same on every rank and in every slice (the compressor
- * reproduces it: the reference loss is ~0), then rank-specific random inputs (loss well
- * above eps = 0.5 each): the first does not refresh (the mean over the
- * window does not reach ref + eps yet), a later one does, exactly when
- * the window's mean first exceeds ref + eps.
+ * reproduces it: the reference loss is ~0), then rank-specific random
+ * inputs (loss well above eps = 0.5 each): the first does not refresh
+ * (the window's mean does not reach ref + eps yet), a later one does,
+ * exactly when the window's mean first exceeds ref + eps.
  */
 #define LM_CALLS	22
 #define LM_SAME		12

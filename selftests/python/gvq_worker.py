@@ -7,10 +7,10 @@ A small CNN (two 3x3 convolutions, two Linear layers) on synthetic 1x12x12
 images labelled by a fixed random teacher, DDP with small buckets (several
 per iteration), it.gradiveq_hook with d 48, k 8, warm-up 2, T_s 4, T_c
 100, no loss monitor, fc on; CODEC (default none, e.g. ebq:2^-8):
-GradiVeQState's codec for the uncompressed iterations. Rank r writes OUTDIR/rank<r>.json: a digest
-of the final parameters, state.stats(), the final loss, the error an fp64
-bucket's future raised. Environment: the
-torchrun variables; incnn uses MASTER_PORT + 1.
+GradiVeQState's codec for the uncompressed iterations. Rank r writes
+OUTDIR/rank<r>.json: a digest of the final parameters, state.stats(),
+the final loss, the error an fp64 bucket's future raised. Environment:
+the torchrun variables; incnn uses MASTER_PORT + 1.
 """
 
 import hashlib
