@@ -4,15 +4,16 @@
 # make seeds: the seed methods compared (issues 13 and 14) on our jobs.
 #   1. the C trainer (HDC MLP on MNIST, incnn-train), 4 local ranks on the
 #      host, every row (scripts/seeds/seeds-lib.sh: none, inceptionn and
-#      ebq 2^-10 emulated in userspace, thc, gradiveq; buckets single and
-#      mgwfbp) for the same INCNN_SEEDS_EPOCHS: test accuracy
+#      ebq 2^-10 emulated in userspace, thc (ring), thc-wa (THC's
+#      worker-aggregator: bytes up and down), gradiveq; buckets single
+#      and mgwfbp) for the same INCNN_SEEDS_EPOCHS: test accuracy
 #   2. the same rows in one VM boot (lab/vm.sh, scripts/seeds/seeds-vm.sh):
 #      4 hosts, links at INCNN_SEEDS_RATE (the demo's cluster rate),
 #      incnn.ko; INCNN_SEEDS_VM_ITERS iterations per row: time per
 #      iteration and the bytes on the hosts' interfaces
 #   3. the PyTorch CNN on MNIST (scripts/seeds/seeds-torch.py), 4 local
 #      ranks: PyTorch's default allreduce, incnn none, inceptionn/ebq
-#      2^-10, thc, gradiveq, lgc for INCNN_SEEDS_TORCH_STEPS steps
+#      2^-10, thc, thc-wa, gradiveq, lgc for INCNN_SEEDS_TORCH_STEPS steps
 #   4. the report (scripts/seeds/seeds-report.py, seeds.gp):
 #      build/seeds/results.json, results.md, seeds-*.png
 # Environment: INCNN_SEEDS_EPOCHS (C trainer epochs, 10),
@@ -21,7 +22,9 @@
 # (300), INCNN_SEEDS_LGC_T1 / _T2 (LGC stage lengths, 30 / 100),
 # INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (GradiVeQ's warm-up and T_s in the
 # PyTorch job, 30 / 30), INCNN_SEEDS_GVQ_TORCH_EPS (its loss threshold,
-# 0.01, or off),
+# 0.01, or off), INCNN_SEEDS_GVQ_TORCH_CODEC / INCNN_SEEDS_GVQ_CODEC
+# (the codec of GradiVeQ's uncompressed iterations, PyTorch / C rows:
+# ebq:2^-8, or none),
 # INCNN_SEEDS_VM=0 and INCNN_SEEDS_TORCH=0 skip parts 2 and 3 (their
 # columns become null with the reason); INCNN_SEEDS_METHODS="m ..." runs
 # the C trainer's rows of those methods only (host, and the VM into
