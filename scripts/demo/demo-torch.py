@@ -38,7 +38,10 @@ include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
                   incnn's the library's count (incnn_comm_wire_bytes),
                   times the codec's measured ratio (below) for the
                   emulated codecs; LGC: the fp32 ring bytes over its
-                  whole-run rate (LGCState.stats()); THC's
+                  whole-run rate (LGCState.stats()); GradiVeQ with a
+                  codec: its quantised iterations' bytes times that
+                  codec's ratio on sampled sums (seeds-torch.py's
+                  GvqSampler); THC's
                   worker-aggregator: the mean over the ranks (rank 0
                   sends the sums down to every worker); TCP/IP headers not
                   counted. payload_bytes_per_iter: N / (2 (N-1)) of it
@@ -501,6 +504,13 @@ class Run:
         self.curve: List[List[float]] = []  # step, seconds, raw bytes, acc
         self.wire0 = self.wire_timed0 = self.sent()
         self.loss = 0.0
+        # GradiVeQ with a codec: what its quantised iterations carry
+        # (rank 0), their library bytes at the warm-up's end and at each
+        # point of the curve
+        self.seeds = seeds_torch() if cfg[1] == "gradiveq" else None
+        self.gvq = self.seeds.GvqSampler(sys.modules[__name__], self.world) \
+            if self.seeds is not None and self.rank == 0 else None
+        self.plain_timed0, self.plain_at = 0, []
 
     def sent(self) -> int:
         """Bytes sent so far: the library's count, or the all_reduce
@@ -517,12 +527,16 @@ class Run:
             len(METER.samples) < 64
         if step == self.warmup:
             self.wire_timed0 = self.sent()
+            if self.gvq is not None:
+                self.plain_timed0 = self.seeds.plain_bytes(self.state)
         t0 = time.perf_counter()
         loss = F.cross_entropy(self.ddp(x), y)
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
         dt = time.perf_counter() - t0
+        if self.gvq is not None:
+            self.gvq.after_step(step, self.state, list(self.ddp.parameters()))
         self.all_s += dt
         self.payload_all += METER.payload
         self.loss = float(loss)
@@ -537,6 +551,8 @@ class Run:
         acc = evaluate(self.ddp.module, xte, yte)
         self.curve.append([step, round(self.all_s, 4),
                            self.sent() - self.wire0, round(acc, 4)])
+        if self.gvq is not None:
+            self.plain_at.append(self.seeds.plain_bytes(self.state))
 
 
 def scale_check(r: "Run") -> Optional[bool]:
@@ -631,6 +647,18 @@ def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
         os.makedirs(keep, exist_ok=True)
         torch.cat([x.reshape(-1) for x in METER.samples]).numpy().tofile(
             os.path.join(keep, f"{r.model_name}_{name}.f32"))
+    extra: Dict[str, Any] = {}
+    if r.gvq is not None and r.gvq.samples and stats:
+        # GradiVeQ's quantised iterations: as the codec would encode them
+        q = codec_ratio(tool, stats["codec"], r.gvq.samples)
+        w = stats["wire_bytes"]
+        cut = 1 - q
+        wire_all -= round((w["warmup"] + w["sampling"]) * cut)
+        wire_timed -= round((w["warmup"] + w["sampling"] - r.plain_timed0)
+                            * cut)
+        for pt, plain in zip(r.curve, r.plain_at):
+            pt[2] -= round(plain * cut)
+        extra["gvq_codec_ratio"] = round(q, 5)
     factor = 1.0 if ratio is None else ratio
     wire = wire_timed * factor / timed_steps
     if kind == "lgc" and stats:
@@ -638,7 +666,6 @@ def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
     for pt in r.curve:
         pt[2] = round(wire * pt[0] if kind == "lgc" else pt[2] * factor)
     total = wire * steps if kind == "lgc" else wire_all * factor
-    extra: Dict[str, Any] = {}
     if tx_mean is not None:
         extra["eth0_tx_bytes_per_iter"] = round(tx_mean / timed_steps)
     if wire_codec is not None:

@@ -108,21 +108,29 @@ def comm_method(state: Any) -> int:
 
 
 class GvqSampler:
-    """Rank 0's samples of GradiVeQ's quantised (uncompressed)
-    iterations: the summed gradients times 2^e of incnn's scale rule (e
-    from the previous such iteration's largest sum, as the keyed call's),
-    every @every-th such iteration."""
+    """Rank 0's view of a GradiVeQState's iterations: samples of its
+    quantised (uncompressed) ones, the summed gradients times 2^e of
+    incnn's scale rule (e from the previous such iteration's largest
+    sum, as the keyed call's), every @every-th; and the loss monitor's
+    trace of the compressed ones."""
 
     def __init__(self, dt: Any, world: int, every: int = 4,
                  most: int = 16) -> None:
         self.dt, self.world, self.every, self.most = dt, world, every, most
-        self.m, self.e, self.seen = 0.0, 0, 0
+        self.m, self.e, self.seen, self.plain = 0.0, 0, 0, 0
         self.samples: List[Any] = []
         # compressed iterations: [step, loss, its window mean, reference]
         self.trace: List[List[float]] = []
 
-    def after_step(self, params: List[Any], quantised: bool) -> None:
+    def after_step(self, step: int, state: Any, params: List[Any]) -> None:
+        """After optimizer step @step (the iteration's sums are done)."""
+        st = state.stats()
+        now = st["iterations"]["warmup"] + st["iterations"]["sampling"]
+        quantised, self.plain = now > self.plain, now
         if not quantised:
+            self.trace.append([step, round(st["loss"], 4),
+                               round(st["loss_avg"], 4),
+                               round(st["loss_ref"], 4)])
             return
         import torch
         s = torch.cat([p.grad.detach().reshape(-1) for p in params])
@@ -133,6 +141,12 @@ class GvqSampler:
             self.samples.append(s * 2.0 ** self.e)
         self.m = float(s.abs().max())
         self.seen += 1
+
+
+def plain_bytes(state: Any) -> int:
+    """A GradiVeQState's bytes so far in its uncompressed iterations."""
+    w = state.stats()["wire_bytes"]
+    return int(w["warmup"] + w["sampling"])
 
 
 def gvq_wire(dt: Any, tool: str, codec: str, stats: Dict[str, Any],
@@ -231,7 +245,6 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
     w0 = comm_wire_bytes(inc) if inc is not None else 0
     sampler = GvqSampler(dt, world) if kind == "gradiveq" and rank == 0 \
         else None
-    plain = 0
     for step in range(steps):
         off = (step * per_step) % (xtr.shape[0] - per_step + 1)
         idx = perm[off + rank * dt.BATCH: off + (rank + 1) * dt.BATCH]
@@ -246,15 +259,7 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
         t_all += time.perf_counter() - t0
         fp32b += meter.fp32_bucket_bytes
         if sampler is not None:
-            it_ = state.stats()["iterations"]
-            now = it_["warmup"] + it_["sampling"]
-            sampler.after_step(list(ddp.parameters()), now > plain)
-            if now == plain:
-                st = state.stats()
-                sampler.trace.append([step, round(st["loss"], 4),
-                                      round(st["loss_avg"], 4),
-                                      round(st["loss_ref"], 4)])
-            plain = now
+            sampler.after_step(step, state, list(ddp.parameters()))
     wire = comm_wire_bytes(inc) - w0 if inc is not None else 0
     every_wire: List[int] = [0] * world
     dist.all_gather_object(every_wire, wire)

@@ -146,6 +146,18 @@ methods_buckets() {
 		grep -q '^incnn-train: summary method thc buckets single nbuckets 1 iters 3 test_acc '
 }
 
+# --algo ps: the summary adds what a worker sends up and what rank 0
+# sends down to each worker (THC: 4-bit indices and 8-bit lane sums of
+# the 26624 padded coordinates of the 25818 floats; rank 0 sends 3 x
+# down); the ring's summary has neither
+thc_ps_updown() {
+	"$tool" "${small[@]}" -n 4 --iters 3 --method thc --algo ps \
+		--log "$tmp/ps.log" &&
+	grep -q ' wire_bytes_per_iter 79872 up_bytes_per_iter 13312 down_bytes_per_iter 26624$' "$tmp/ps.log" &&
+	"$tool" "${small[@]}" -n 4 --iters 3 --method thc --log "$tmp/r.log" &&
+	grep -q ' wire_bytes_per_iter [0-9]*$' "$tmp/r.log"
+}
+
 # THC, one bucket, 6 epochs: keeps converging after the loss is near 0
 # (gradients down to 1e-5 and below), every epoch's train loss a finite
 # number, the last under 1e-3, accuracy 1, replicas identical
@@ -269,6 +281,7 @@ check "env rendezvous (MASTER_ADDR...) = -n, bit for bit" env_rendezvous
 check "--iters stops mid-epoch with a digest" iters_stop
 check "--method none|thc x --buckets single|mgwfbp: summary, replicas" methods_buckets
 check "--method thc, single bucket: converges over 6 epochs, finite losses" thc_converges
+check "--algo ps: the summary's bytes up and down (THC: 13312, 26624)" thc_ps_updown
 check "--method gradiveq: plain without --gvq-fc, compressed with it" gradiveq
 check "train-compare.sh finds the first difference" compare_script
 check "bad input: one-line error, exit status 2 or 1" bad_input
