@@ -178,7 +178,8 @@ thc_converges() {
 # --method gradiveq: without --gvq-fc the MLP (no conv layer) goes plain,
 # with a one-line note, the fp32 bytes; with it (and a short schedule:
 # warm-up 2, T_s 4, loss monitor off) the layers are compressed after
-# iteration 6, replicas identical, fewer bytes; mgwfbp buckets too
+# iteration 6, replicas identical, fewer bytes; mgwfbp buckets too; with
+# --codec ebq the uncompressed iterations are quantised
 gradiveq() {
 	local w
 	"$tool" --data synth --hidden 32,16 -n 4 --iters 20 --method gradiveq \
@@ -201,7 +202,16 @@ gradiveq() {
 	echo "wire bytes per iteration: none 154908, gradiveq (14 of 20 compressed) $w" &&
 	[ "$w" -lt 80000 ] &&
 	bad 1 --data synth --hidden 8 -n 2 -q --method gradiveq --algo ps &&
-	bad 1 --data synth --hidden 8 -n 2 -q --method gradiveq --codec ebq
+	# an emulated codec quantises warm-up and sampling (the paper's
+	# QSGD): the same schedule, identical replicas, another trajectory
+	INCNN_GVQ_WARMUP=2 INCNN_GVQ_TS=4 INCNN_GVQ_EPS=off INCNN_GVQ_D=64 \
+	INCNN_GVQ_K=8 "$tool" "${small[@]}" -n 4 --epochs 1 \
+		--method gradiveq --gvq-fc --codec ebq --bound 2^-8 \
+		--log "$tmp/gq.log" &&
+	grep -q " gvq_compressed_iters 14 gvq_refreshes 0 gvq_fits 1 gvq_layers 3\$" "$tmp/gq.log" &&
+	[ "$(field "$tmp/gq.log" epoch identical)" = 4 ] &&
+	[ "$(field "$tmp/gq.log" epoch digest)" != \
+	  "$(field "$tmp/g-single.log" epoch digest)" ]
 }
 
 compare_script() {

@@ -68,6 +68,7 @@ int incnn_coll_gvq_init(struct incnn_comm *c, const struct coll_cfg *k,
 	c->gvq.eps = k->gvq_eps;
 	p->loss_eps = isinf(k->gvq_eps) ? 1 : k->gvq_eps;
 	c->gvq.fc = k->gvq_fc;
+	c->gvq.st.loss_ref = -1;	/* no reference yet */
 	return incnn_gvq_params_check(p, err, errlen);
 }
 
@@ -422,8 +423,8 @@ static void gv_sample(struct incnn_comm *c, const struct incnn_layer *layers,
  * keyed path serves the plain method only, so the call runs as that
  * method. Without a codec: the plain fp32 ring.
  */
-static int gv_sum_plain(struct incnn_comm *c, const struct incnn_bucket *q,
-			size_t n)
+static int gv_sum_uncompressed(struct incnn_comm *c,
+			       const struct incnn_bucket *q, size_t n)
 {
 	enum incnn_coll_method m = c->method;
 	int ret;
@@ -438,7 +439,7 @@ static int gv_sum_plain(struct incnn_comm *c, const struct incnn_bucket *q,
 
 /* The sum of a compressed call's pack: PCA coefficients take the fp32
  * ring as they are, never the codec (the sum must stay linear). */
-static int gv_sum_coded(struct incnn_comm *c, size_t n)
+static int gv_sum_compressed(struct incnn_comm *c, size_t n)
 {
 	const struct incnn_codec *codec = c->codec.q.codec;
 	int ret;
@@ -466,7 +467,8 @@ int incnn_coll_gvq_bucket(struct incnn_comm *c,
 			off += layers[i].count;
 		}
 	}
-	ret = comp ? gv_sum_coded(c, off) : gv_sum_plain(c, q, off);
+	ret = comp ? gv_sum_compressed(c, off) :
+		     gv_sum_uncompressed(c, q, off);
 	if (ret)
 		return ret;
 	off = 0;
