@@ -293,25 +293,34 @@ static void q_plain(struct rank_ctx *x, struct incnn_comm_config *cfg)
 	cfg->error_feedback = 0;
 }
 
+/* NCALLS layers calls on N ranks (gvq_fn), @tweak applied: job_run's */
+static int gvq_job(struct gjob *t, struct rank_ctx *x, int N,
+		   void (*tweak)(struct rank_ctx *, struct incnn_comm_config *))
+{
+	struct job j;
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	for (r = 0; r < N; r++)
+		t->out[r] = malloc(4 * total() * NCALLS);
+	job_init(&j, N);
+	gvq_config(&j);
+	j.fn = gvq_fn;
+	j.arg = t;
+	j.tweak = tweak;
+	return job_run(&j, x);
+}
+
 static void run_gvq(struct __test_metadata *_metadata, int N, bool q)
 {
 	size_t n = total();
 	struct rank_ctx x[MAX_RANKS];
 	float *exp = malloc(4 * n * NCALLS);
 	struct gjob t;
-	struct job j;
 	uint64_t h;
 	int r, call;
 
-	memset(&t, 0, sizeof(t));
-	for (r = 0; r < N; r++)
-		t.out[r] = malloc(4 * n * NCALLS);
-	job_init(&j, N);
-	gvq_config(&j);
-	j.fn = gvq_fn;
-	j.arg = &t;
-	j.tweak = q ? q_plain : NULL;
-	ASSERT_EQ(0, job_run(&j, x));
+	ASSERT_EQ(0, gvq_job(&t, x, N, q ? q_plain : NULL));
 	h = reference(N, exp, q ? INCNN_CODEC_EBQ : 0, q ? QK : 0);
 	for (r = 0; r < N; r++) {
 		ASSERT_EQ(0, x[r].create_ret) TH_LOG("%s", x[r].create_err);
@@ -382,18 +391,9 @@ TEST(gvq_quantised_sampling_replicas)
 	struct rank_ctx x[MAX_RANKS];
 	float *exp = malloc(4 * n * NCALLS);
 	struct gjob t;
-	struct job j;
 	int r, N = 4;
 
-	memset(&t, 0, sizeof(t));
-	for (r = 0; r < N; r++)
-		t.out[r] = malloc(4 * n * NCALLS);
-	job_init(&j, N);
-	gvq_config(&j);
-	j.fn = gvq_fn;
-	j.arg = &t;
-	j.tweak = q_keyed;
-	ASSERT_EQ(0, job_run(&j, x));
+	ASSERT_EQ(0, gvq_job(&t, x, N, q_keyed));
 	reference(N, exp, 0, 0);
 	for (r = 0; r < N; r++) {
 		ASSERT_EQ(0, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
