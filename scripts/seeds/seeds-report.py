@@ -286,6 +286,17 @@ def baselines(rows: List[Dict[str, Any]], refm: str) -> None:
         r["paper"], r["paper_claim_short"], r["paper_claim"] = p
 
 
+# where every seed's time to accuracy is measured (one table with
+# PyTorch's hooks and incnn's codecs)
+TTA_LINK = (
+    "Time to accuracy: the seeds run in `make demo`'s table beside "
+    "PyTorch's hooks and incnn's codecs, the same models and target "
+    "(configurations incnn-thc-ring, incnn-thc-wa, incnn-gradiveq, "
+    "incnn-lgc; `build/demo/tta.json`, docs/results.md \"Time to "
+    "accuracy on the host\" and \"Seed systems at their steady "
+    "state\"); this report keeps the papers' claims and our ratios.")
+
+
 # --- the PyTorch rows ---------------------------------------------------
 TORCH_VM_REASON = (
     "not measured in the VM: importing torch takes over a minute per rank "
@@ -597,6 +608,7 @@ def markdown(c: List[Dict[str, Any]], t: List[Dict[str, Any]],
         lines += ["", f"LGC's rate: {lgc['lgc_rate_total']:.2f}x over the "
                   f"whole run (stages 1-3, index bytes counted), "
                   f"{lgc['lgc_rate_stage3']:.1f}x in stage 3 alone."]
+    lines += ["", TTA_LINK]
     lines += ["", "## The papers' claims", ""]
     for m in ["inceptionn", "thc", "gradiveq", "lgc"]:
         p = PAPERS[m]

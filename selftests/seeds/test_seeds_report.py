@@ -191,6 +191,13 @@ def t_wa_text() -> None:
     assert want in md, md
 
 
+@test("results.md links to the time-to-accuracy table")
+def t_tta_link() -> None:
+    assert any(ln.startswith("Time to accuracy: the seeds run in `make "
+                             "demo`'s table") and "incnn-thc-wa" in ln
+               for ln in run()["md"]), "no link"
+
+
 @test("results.json: a row per job, method and buckets, with the fields")
 def t_json() -> None:
     rows = run()["json"]
