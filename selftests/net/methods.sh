@@ -13,7 +13,8 @@
 # bit-identical; GradiVeQ: the compressors too), the JSON reports tos 0,
 # no host's module framed or decoded anything during the run (tx_framed and
 # rx_frames stay 0 after a stats reset), and the result equals bit for bit
-# the same job on host 0's loopback (the wire changed nothing). The
+# the same job on host 0's loopback (the wire changed nothing); GradiVeQ
+# also with its sampling calls quantised by an emulated ebq 2^-8. The
 # control: the same job with method none (marked, ToS 0x28) is framed on
 # every host.
 
@@ -53,42 +54,57 @@ framed() {
 	done
 }
 
-run_method() { # method
-	local m=$1 out=$TMP/$1.json d e tos id
+run_method() { # name method [codec bound: emulated, on both runs]
+	local n=$1 m=$2 out=$TMP/$1.json d e tos id
+	local wire=(--codec auto) lo=(--codec none)
+	if [ $# -gt 2 ]; then
+		wire=(--codec "$3" --bound "$4")
+		lo=("${wire[@]}")
+	fi
 	if ! cluster_allreduce "$out" "${COMMON[@]}" --method "$m" \
-		--codec auto --check; then
-		fail "$m: 4-rank job through the module, --check" "$(cat "$out")"
+		"${wire[@]}" --check; then
+		fail "$n: 4-rank job through the module, --check" "$(cat "$out")"
 		return
 	fi
 	framed
 	tos=$(grep -o '"tos":[0-9]*' "$out")
 	id=$(jget "$out" identical)
 	if [ "$id" = true ] && [ "$tos" = '"tos":0' ]; then
-		ok "$m: --check passes, replicas bit-identical, sockets unmarked ($tos)"
+		ok "$n: --check passes, replicas bit-identical, sockets unmarked ($tos)"
 	else
-		fail "$m: identical $id, $tos (want true, 0)"
+		fail "$n: identical $id, $tos (want true, 0)"
 	fi
 	if [ "$m" = none ]; then
 		return
 	fi
 	if [ "$FRAMED_SUM" = 0 ]; then
-		ok "$m: the module framed nothing (tx_framed/rx_frames per host:$FRAMED)"
+		ok "$n: the module framed nothing (tx_framed/rx_frames per host:$FRAMED)"
 	else
-		fail "$m: the module framed its payloads (tx_framed/rx_frames per host:$FRAMED)"
+		fail "$n: the module framed its payloads (tx_framed/rx_frames per host:$FRAMED)"
 	fi
-	cluster_emulate "$TMP/$m.lo.json" "${COMMON[@]}" --method "$m" \
-		--codec none || { fail "$m: the loopback run"; return; }
+	cluster_emulate "$TMP/$n.lo.json" "${COMMON[@]}" --method "$m" \
+		"${lo[@]}" || { fail "$n: the loopback run"; return; }
 	d=$(jget "$out" digest)
-	e=$(jget "$TMP/$m.lo.json" digest)
+	e=$(jget "$TMP/$n.lo.json" digest)
 	if [ -n "$d" ] && [ "$d" = "$e" ]; then
-		ok "$m: result = the same job on loopback, bit for bit ($d)"
+		ok "$n: result = the same job on loopback, bit for bit ($d)"
 	else
-		fail "$m: result = the same job on loopback" "module path $d, loopback $e"
+		fail "$n: result = the same job on loopback" "module path $d, loopback $e"
 	fi
 }
 
-run_method thc
-run_method gradiveq
+run_method thc thc
+run_method gradiveq gradiveq
+# GradiVeQ's sampling calls quantised by an emulated ebq 2^-8 (the
+# paper's scalar quantisation of its uncompressed iterations): the same
+# guarantees, another result than fp32 sampling's
+run_method gradiveq-ebq gradiveq ebq 2^-8
+if [ "$(jget "$TMP/gradiveq-ebq.json" digest)" != \
+	"$(jget "$TMP/gradiveq.json" digest)" ]; then
+	ok "gradiveq-ebq: quantised sampling gives another result"
+else
+	fail "gradiveq-ebq: quantised sampling gives another result"
+fi
 if [ "$(jget "$TMP/gradiveq.json" gvq_compressed_calls)" = 1 ]; then
 	ok "gradiveq: the timed call was compressed"
 else
