@@ -307,8 +307,9 @@ static void bk_case(struct __test_metadata *_metadata,
 	}
 }
 
-/* Every lossy float codec of the table, whatever its name. */
-TEST(replicas_every_lossy_codec)
+/* Every lossy float codec of the table, whatever its name, in @nseg
+ * segments (0: none) */
+static void bk_all_codecs(struct __test_metadata *_metadata, size_t nseg)
 {
 	int cases = 0;
 
@@ -319,34 +320,24 @@ TEST(replicas_every_lossy_codec)
 		if (!c || !c->lossy || !c->floats)
 			continue;
 		p = c->param.def;
-		bk_case(_metadata, c, p, true, false, 0, 1e-4, 0);
-		bk_case(_metadata, c, p, false, true, 0, 1e-4, 0);
-		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4, 0);
-		bk_case(_metadata, c, p, true, true, 0, 3.0, 0);
+		bk_case(_metadata, c, p, true, false, 0, 1e-4, nseg);
+		bk_case(_metadata, c, p, false, true, 0, 1e-4, nseg);
+		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4, nseg);
+		bk_case(_metadata, c, p, true, true, 0, 3.0, nseg);
 		cases++;
 	}
 	EXPECT_LE(3, cases);
 }
 
+TEST(replicas_every_lossy_codec)
+{
+	bk_all_codecs(_metadata, 0);
+}
+
 /* The same with a 2^e per segment (incnn_allreduce_bucket_seg) */
 TEST(replicas_every_lossy_codec_per_segment)
 {
-	int cases = 0;
-
-	for (unsigned int id = 1; id <= INCNN_CODEC_MAX; id++) {
-		const struct incnn_codec *c = incnn_codec_get(id);
-		unsigned int p;
-
-		if (!c || !c->lossy || !c->floats)
-			continue;
-		p = c->param.def;
-		bk_case(_metadata, c, p, true, false, 0, 1e-4, BK_SEGS);
-		bk_case(_metadata, c, p, false, true, 0, 1e-4, BK_SEGS);
-		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4, BK_SEGS);
-		bk_case(_metadata, c, p, true, true, 0, 3.0, BK_SEGS);
-		cases++;
-	}
-	EXPECT_LE(3, cases);
+	bk_all_codecs(_metadata, BK_SEGS);
 }
 
 static void tweak_scale_off(struct rank_ctx *x, struct incnn_comm_config *cfg)
