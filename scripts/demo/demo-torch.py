@@ -749,6 +749,7 @@ VM_CONFIGS: List[Tuple[str, str, Any]] = [
     ("incnn-ebq-2^-8-scale-ef", "incnn-auto", 0x38),
     ("incnn-zebq-2^-4-scale-ef", "incnn-auto", 0x3c),
     ("incnn-zebq-2^-5-scale-ef", "incnn-auto", 0x24),
+    ("incnn-zebq-2^-5-bscale-ef", "incnn-auto", 0x20),
 ]
 
 
