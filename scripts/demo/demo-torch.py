@@ -753,14 +753,24 @@ VM_CONFIGS: List[Tuple[str, str, Any]] = [
 ]
 
 
+WIRE_TOS = 0x2c     # INCNN_DEFAULT_WIRE_TOS (uapi/linux/incnn.h)
+
+
 def vm_rules() -> List[str]:
-    """"TOS CODEC BOUND" of every module rule VM_CONFIGS needs."""
-    out = []
+    """"TOS CODEC BOUND" of every module rule VM_CONFIGS needs; a ToS
+    the module refuses (the wire DSCP) or one given two rules is an
+    error here, not a skipped configuration in the VM."""
+    out: Dict[int, str] = {}
     for name, kind, tos in VM_CONFIGS:
         m = INCNN_NAME.match(name)
-        if kind == "incnn-auto" and m:
-            out.append(f"{tos:#04x} {m.group(1)} {m.group(2)}")
-    return list(dict.fromkeys(out))
+        if kind != "incnn-auto" or not m:
+            continue
+        rule = f"{tos:#04x} {m.group(1)} {m.group(2)}"
+        if tos >> 2 == WIRE_TOS >> 2 or out.get(tos >> 2, rule) != rule:
+            raise SystemExit(f"demo-torch: {name}: tos {tos:#04x} is the "
+                             "wire DSCP or another rule's")
+        out[tos >> 2] = rule
+    return list(out.values())
 
 
 VM_WARMUP = 2
