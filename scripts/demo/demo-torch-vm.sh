@@ -6,9 +6,9 @@
 # of the lib_cluster.sh cluster, links limited to INCNN_TORCH_VM_RATE
 # (default 10mbit, tbf both ways), incnn.ko's rules from
 # `demo-torch.py vm-rules` (tos 0x28 ebq 2^-10, 0x30 inceptionn 2^-10,
-# 0x34 zebq 2^-10, 0x38 ebq 2^-8, 0x3c zebq 2^-4; a codec the module
-# lacks is left out). One DDP job, a rank per host, in one process per
-# host (scripts/demo/demo-torch.py vm: importing torch takes minutes under
+# 0x34 zebq 2^-10, 0x38 ebq 2^-8, 0x3c zebq 2^-4, 0x24 and 0x20 zebq
+# 2^-5; a codec the module lacks is left out). One DDP job, a rank per
+# host, in one process per host (scripts/demo/demo-torch.py vm: importing torch takes minutes under
 # TCG, so it is imported once): the HDC MLP (INCNN_TORCH_VM_MODELS) for
 # INCNN_TORCH_VM_STEPS steps (default 5, the first 2 not timed; 32 digits
 # per rank, INCNN_TORCH_VM_BATCH, as on the host) under each

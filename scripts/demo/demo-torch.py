@@ -159,7 +159,10 @@ LABELS = {
 
 INCNN_NAME = re.compile(r"incnn-([a-z0-9]+)-(2\^-[0-9]+)((?:-[a-z]+)*)$")
 OPTION_WORDS = {"scale": "scale auto", "ef": "error feedback",
+                "tscale": "scale per tensor", "bscale": "scale per bucket",
                 "before": "divided before the sum"}
+# State(scale=...) of each name's word
+SCALE_WORDS = {"scale": "auto", "tscale": "tensor", "bscale": "bucket"}
 
 
 def label(name: str) -> str:
@@ -182,8 +185,9 @@ def incnn_options(name: str) -> Dict[str, Any]:
     words = m.group(3).split("-")[1:] if m else []
     have = inspect.signature(it.State.__init__).parameters
     kw: Dict[str, Any] = {}
-    if "scale" in words or "scale" in have:
-        kw["scale"] = "auto" if "scale" in words else "off"
+    scale = [SCALE_WORDS[w] for w in words if w in SCALE_WORDS]
+    if scale or "scale" in have:
+        kw["scale"] = scale[0] if scale else "off"
     if "ef" in words or "error_feedback" in have:
         kw["error_feedback"] = "ef" in words
     return kw
@@ -225,7 +229,7 @@ def selected(names: str, known: List[Any], what: str) -> List[Any]:
     for n in want:      # any incnn-CODEC-2^-K[-scale][-ef] on the host
         m = INCNN_NAME.match(n)
         if n not in by and m and known is not VM_CONFIGS and \
-                set(m.group(3).split("-")[1:]) <= {"scale", "ef"}:
+                set(m.group(3).split("-")[1:]) <= {"ef", *SCALE_WORDS}:
             by[n] = (n, "incnn", f"{m.group(1)}:{m.group(2)}")
     bad = [n for n in want if n not in by]
     if bad:
@@ -328,17 +332,28 @@ def scale_exp(m: float, e: int) -> int:
     return max(-SCALE_EXP_MAX, min(SCALE_EXP_MAX, -math.frexp(m)[1]))
 
 
+def seg_sizes(bucket: Any, per_tensor: bool) -> List[int]:
+    """The sizes of a DDP bucket's segments as incnn.torch scales them:
+    its parameters' (per tensor), else the whole buffer."""
+    n = bucket.buffer().numel()
+    if not per_tensor:
+        return [n]
+    sizes = [p.numel() for p in bucket.parameters()]
+    return sizes if sum(sizes) == n else [n]
+
+
 def timed(hook: Callable, world: int, sample: bool,
-          serial: bool = False, wire: Optional[Tuple[int, bool]] = None
+          serial: bool = False, wire: Optional[Tuple[int, bool, bool]] = None
           ) -> Callable:
     """@hook, timed; with @sample, rank 0 keeps copies of what goes on
     the wire first: the bucket divided by @world (1: as it is). With
-    @wire = (multiplier, scaled) instead, it keeps what the all-gather
-    leg of the ring carries, exactly: the result (the owner's quantised
-    sum) times the multiplier (the world size when the hook divides after
-    the sum) and, when scaled, times 2^e of incnn's scale rule (e from
-    the bucket's previous result, tracked here)."""
-    prev: Dict[int, Tuple[float, int]] = {}     # bucket: max, e
+    @wire = (multiplier, scaled, per tensor) instead, it keeps what the
+    all-gather leg of the ring carries, exactly: the result (the owner's
+    quantised sum) times the multiplier (the world size when the hook
+    divides after the sum) and, when scaled, each segment (the bucket, or
+    each parameter tensor) times 2^e of incnn's scale rule (e from the
+    segment's previous result, tracked here)."""
+    prev: Dict[int, List[Tuple[float, int]]] = {}   # bucket: (max, e)s
 
     def wrapper(state, bucket):     # type: ignore[no-untyped-def]
         # (no annotations: DDP insists on its own ones when present)
@@ -357,13 +372,20 @@ def timed(hook: Callable, world: int, sample: bool,
             v = f.value()
             if wire is None or not sample:
                 return v
+            import torch
             i = bucket.index()
-            m_prev, e_prev = prev.get(i, (0.0, 0))
-            e = scale_exp(m_prev, e_prev) if wire[1] else 0
+            sizes = seg_sizes(bucket, wire[2])
+            old = prev.get(i, [])
+            if len(old) != len(sizes):
+                old = [(0.0, 0)] * len(sizes)
+            es = [scale_exp(m, e) if wire[1] else 0 for m, e in old]
+            parts = v.detach().reshape(-1).split(sizes)
             if keep:
-                METER.samples.append(v.detach() * (wire[0] * 2.0 ** e))
+                METER.samples.append(torch.cat(
+                    [p * (wire[0] * 2.0 ** e) for p, e in zip(parts, es)]))
             if wire[1]:
-                prev[i] = (float(v.detach().abs().max()) * wire[0], e)
+                prev[i] = [(float(p.abs().max()) * wire[0] if p.numel()
+                            else 0.0, e) for p, e in zip(parts, es)]
             return v
         return fut.then(done)
     wrapper.scale_state = prev      # type: ignore[attr-defined]
@@ -418,7 +440,8 @@ def make_hook(cfg: Tuple[str, str, Any], model: Any, warmup: int, port: int,
                   **opts)
     return st, timed(it.allreduce_hook, world, arg != "none",
                      wire=(world if st.divide_after else 1,
-                           opts.get("scale") == "auto")), st
+                           opts.get("scale", "off") != "off",
+                           bool(getattr(st, "scale_tensor", False)))), st
 
 
 def codec_ratio(tool: str, codec: str, samples: List[Any]) -> float:
@@ -563,10 +586,18 @@ def scale_check(r: "Run") -> Optional[bool]:
     layouts = getattr(r.state, "_layouts", None)
     if not prev or layouts is None:
         return None
-    for idx, (_, key) in layouts.items():
-        info = r.state._comm.bucket_info(key)
-        if info is not None and idx in prev and \
-                info.next_exp != scale_exp(*prev[idx]):
+    comm = r.state._comm
+    for idx, lay in layouts.items():
+        key = lay[1]
+        if idx not in prev:
+            continue
+        want = [scale_exp(*p) for p in prev[idx]]
+        if hasattr(comm, "bucket_exps"):
+            have = comm.bucket_exps(key)
+        else:
+            info = comm.bucket_info(key)
+            have = None if info is None else [info.next_exp]
+        if have is not None and have != want:
             return False
     return True
 
@@ -756,17 +787,29 @@ VM_CONFIGS: List[Tuple[str, str, Any]] = [
     ("incnn-zebq-2^-10", "incnn-auto", 0x34),
     ("incnn-ebq-2^-8-scale-ef", "incnn-auto", 0x38),
     ("incnn-zebq-2^-4-scale-ef", "incnn-auto", 0x3c),
+    ("incnn-zebq-2^-5-scale-ef", "incnn-auto", 0x24),
+    ("incnn-zebq-2^-5-bscale-ef", "incnn-auto", 0x20),
 ]
 
 
+WIRE_TOS = 0x2c     # INCNN_DEFAULT_WIRE_TOS (uapi/linux/incnn.h)
+
+
 def vm_rules() -> List[str]:
-    """"TOS CODEC BOUND" of every module rule VM_CONFIGS needs."""
-    out = []
+    """"TOS CODEC BOUND" of every module rule VM_CONFIGS needs; a ToS
+    the module refuses (the wire DSCP) or one given two rules is an
+    error here, not a skipped configuration in the VM."""
+    out: Dict[int, str] = {}
     for name, kind, tos in VM_CONFIGS:
         m = INCNN_NAME.match(name)
-        if kind == "incnn-auto" and m:
-            out.append(f"{tos:#04x} {m.group(1)} {m.group(2)}")
-    return list(dict.fromkeys(out))
+        if kind != "incnn-auto" or not m:
+            continue
+        rule = f"{tos:#04x} {m.group(1)} {m.group(2)}"
+        if tos >> 2 == WIRE_TOS >> 2 or out.get(tos >> 2, rule) != rule:
+            raise SystemExit(f"demo-torch: {name}: tos {tos:#04x} is the "
+                             "wire DSCP or another rule's")
+        out[tos >> 2] = rule
+    return list(out.values())
 
 
 VM_WARMUP = 2

@@ -6,8 +6,11 @@
  * simulation of the rule (collective.h): the first call's agreed e, the
  * per-value order u = x / d + r, u * 2^e, + the received partial sum,
  * q = Q(a), r = (a - q) * 2^-e, the result's unscaling and the next e
- * from its largest value. Also: settings that differ between ranks fail
- * every rank, a flattened bucket is counted, bad arguments are refused.
+ * from its largest value; the same with the bucket in segments of very
+ * different magnitudes (incnn_allreduce_bucket_seg: a 2^e per segment,
+ * one of them empty, one zero on every rank). Also: settings or segments
+ * that differ between ranks fail every rank, a flattened bucket is
+ * counted, bad arguments are refused.
  */
 #include <float.h>
 #include <limits.h>
@@ -18,6 +21,12 @@
 
 #define BK_CALLS	5
 #define BK_N		10007
+#define BK_SEGS		6
+
+/* segments of BK_N values across the ring's blocks and chunks, and the
+ * factor of each one's inputs (0: zero on every rank) */
+static const size_t bk_seg_len[BK_SEGS] = { 4000, 7, 1, 3000, 0, 2999 };
+static const double bk_seg_mul[BK_SEGS] = { 1, 300, 0, 1e-3, 1, 1e-6 };
 
 struct bk_sweep {
 	unsigned int codec, param;
@@ -25,8 +34,11 @@ struct bk_sweep {
 	int calls;
 	size_t n;
 	double scale;		/* of the Laplace inputs */
+	size_t nseg;		/* 0: incnn_allreduce_bucket(), else BK_SEGS */
 	float *out[MAX_RANKS][BK_CALLS];
 	struct incnn_bucket_info info[MAX_RANKS];
+	int32_t exps[MAX_RANKS][BK_SEGS];
+	int nexps[MAX_RANKS];	/* incnn_comm_bucket_exps()'s return */
 	struct incnn_bucket_stats st[MAX_RANKS];
 };
 
@@ -36,6 +48,30 @@ static void bk_input(float *x, size_t n, int r, int t, double scale)
 	gen_input(x, n, 9000 + (uint64_t)t, r, scale);
 }
 
+/* the same, each segment times its factor when @nseg */
+static void bk_input_seg(float *x, size_t n, int r, int t, double scale,
+			 size_t nseg)
+{
+	size_t off = 0;
+
+	bk_input(x, n, r, t, scale);
+	for (size_t k = 0; k < nseg; k++) {
+		for (size_t i = off; i < off + bk_seg_len[k]; i++)
+			x[i] = (float)(x[i] * bk_seg_mul[k]);
+		off += bk_seg_len[k];
+	}
+}
+
+/* The segment of value @i (the whole bucket without segments). */
+static size_t bk_seg_of(size_t nseg, size_t i)
+{
+	size_t k = 0, end = nseg ? bk_seg_len[0] : SIZE_MAX;
+
+	while (i >= end)
+		end += bk_seg_len[++k];
+	return k;
+}
+
 static void bk_fn(struct rank_ctx *x)
 {
 	struct bk_sweep *s = x->user;
@@ -43,12 +79,18 @@ static void bk_fn(struct rank_ctx *x)
 	for (int t = 0; t < s->calls && !x->ret; t++) {
 		float *b = malloc(4 * s->n + 4);
 
-		bk_input(b, s->n, x->rank, t, s->scale);
-		x->ret = incnn_allreduce_bucket(x->comm, b, s->n, 42, s->div);
+		bk_input_seg(b, s->n, x->rank, t, s->scale, s->nseg);
+		x->ret = s->nseg ?
+			 incnn_allreduce_bucket_seg(x->comm, b, s->n, 42,
+						    s->div, bk_seg_len,
+						    s->nseg) :
+			 incnn_allreduce_bucket(x->comm, b, s->n, 42, s->div);
 		s->out[x->rank][t] = b;
 	}
 	if (!x->ret)
 		x->ret = incnn_comm_bucket_info(x->comm, 42, &s->info[x->rank]);
+	s->nexps[x->rank] = incnn_comm_bucket_exps(x->comm, 42,
+						   s->exps[x->rank], BK_SEGS);
 	incnn_comm_bucket_stats(x->comm, &s->st[x->rank]);
 }
 
@@ -69,77 +111,122 @@ static float bk_absmax(const float *x, size_t n)
 	return m;
 }
 
-/* The rule, simulated: @calls results of N ranks (rank 0's view). */
-static void bk_sim(const struct bk_sweep *s, int N, bool scale, bool ef,
-		   float **want)
+/* The exponent of max |x| / |d| of rank inputs @in over [lo, hi), the
+ * largest over the ranks; LONG_MIN when all zero. */
+static long bk_top(float **in, int N, size_t lo, size_t hi, float div)
 {
-	float *in[MAX_RANKS], *res[MAX_RANKS], *v = malloc(4 * s->n + 4);
-	bool have = false;
-	int e = 0, lg = 0;
+	long top = LONG_MIN;
+
+	for (int r = 0; r < N; r++) {
+		double m = bk_absmax(in[r] + lo, hi - lo);
+
+		if (m && ilogb(div ? m / fabs(div) : m) > top)
+			top = ilogb(div ? m / fabs(div) : m);
+	}
+	return top;
+}
+
+/* The first call's agreement, simulated: each segment's e; false when
+ * the inputs are all zero (with scale). */
+static bool bk_sim_agree(const struct bk_sweep *s, float **in, int N,
+			 bool scale, int *e)
+{
+	size_t ns = s->nseg ? s->nseg : 1, lo = 0;
+	long top[BK_SEGS], all = LONG_MIN;
+	int lg = 0;
 
 	while ((1 << lg) < N)
 		lg++;
+	for (size_t k = 0; k < ns; k++) {
+		size_t hi = s->nseg ? lo + bk_seg_len[k] : s->n;
+
+		top[k] = bk_top(in, N, lo, hi, s->div);
+		if (top[k] > all)
+			all = top[k];
+		lo = hi;
+	}
+	for (size_t k = 0; k < ns; k++) {
+		long t = top[k] != LONG_MIN ? top[k] : all;
+
+		e[k] = scale && t != LONG_MIN ? bk_clamp(-1 - (t + lg)) : 0;
+	}
+	return all != LONG_MIN || !scale;
+}
+
+/* After a call, simulated: each segment's next e from the result @v
+ * (kept where it is zero); false when all of it is zero. */
+static bool bk_sim_next(const struct bk_sweep *s, const float *v, int *e)
+{
+	size_t ns = s->nseg ? s->nseg : 1, lo = 0;
+	bool any = false;
+
+	for (size_t k = 0; k < ns; k++) {
+		size_t hi = s->nseg ? lo + bk_seg_len[k] : s->n;
+		float m = bk_absmax(v + lo, hi - lo);
+
+		if (m)
+			e[k] = bk_clamp(-1L - ilogbf(m));
+		any |= m != 0;
+		lo = hi;
+	}
+	return any;
+}
+
+/* One hop of the ring, simulated: rank @r adds its values of block
+ * [off, off + len) to the partial sums @v (k: the hop), Q, residuals. */
+static void bk_sim_hop(const struct bk_sweep *s, const float *in, float *res,
+		       float *v, size_t off, size_t len, int k, bool ef,
+		       const int *e)
+{
+	float *pre = malloc(4 * len + 4);
+
+	for (size_t i = off; i < off + len; i++) {
+		float u = in[i], a;
+		int ei = e[bk_seg_of(s->nseg, i)];
+
+		if (s->div)
+			u = u / s->div;
+		if (ef)
+			u = u + res[i];
+		u = u * ldexpf(1, ei);
+		a = k ? u + v[i] : u;
+		v[i] = a;
+	}
+	memcpy(pre, v + off, 4 * len);
+	q_apply(s->codec, s->param, v + off, len);
+	for (size_t i = 0; ef && i < len; i++)
+		res[off + i] = (pre[i] - v[off + i]) *
+			       ldexpf(1, -e[bk_seg_of(s->nseg, off + i)]);
+	free(pre);
+}
+
+/* The rule, simulated: @calls results of N ranks (rank 0's view). */
+static void bk_sim(const struct bk_sweep *s, int N, bool scale, bool ef,
+		   float **want, int *e)
+{
+	float *in[MAX_RANKS], *res[MAX_RANKS], *v = malloc(4 * s->n + 4);
+	bool have = false;
+
 	for (int r = 0; r < N; r++) {
 		in[r] = malloc(4 * s->n + 4);
 		res[r] = calloc(s->n + 1, 4);
 	}
 	for (int t = 0; t < s->calls; t++) {
-		float sc, inv;
-
 		for (int r = 0; r < N; r++)
-			bk_input(in[r], s->n, r, t, s->scale);
-		if (!have) {	/* the first call's agreement */
-			long top = LONG_MIN;
-
-			for (int r = 0; r < N; r++) {
-				double m = bk_absmax(in[r], s->n);
-
-				if (m && ilogb(s->div ? m / fabs(s->div) : m) > top)
-					top = ilogb(s->div ? m / fabs(s->div) : m);
-			}
-			have = top != LONG_MIN || !scale;
-			e = have && scale ? bk_clamp(-1 - (top + lg)) : 0;
-		}
-		sc = ldexpf(1, e);
-		inv = ldexpf(1, -e);
+			bk_input_seg(in[r], s->n, r, t, s->scale, s->nseg);
+		if (!have)
+			have = bk_sim_agree(s, in, N, scale, e);
 		for (int b = 0; b < N; b++) {
 			size_t off = blk_off(s->n, N, b), len = blk_len(s->n, N, b);
 
-			for (int k = 0; k < N; k++) {
-				int r = (b + k) % N;
-
-				for (size_t i = off; i < off + len; i++) {
-					float u = in[r][i], a;
-
-					if (s->div)
-						u = u / s->div;
-					if (ef)
-						u = u + res[r][i];
-					if (scale)
-						u = u * sc;
-					a = k ? u + v[i] : u;
-					v[i] = a;
-				}
-				/* Q of this hop, and the hop's residuals */
-				float *pre = malloc(4 * len + 4);
-
-				memcpy(pre, v + off, 4 * len);
-				q_apply(s->codec, s->param, v + off, len);
-				for (size_t i = 0; i < len; i++)
-					if (ef)
-						res[r][off + i] = (pre[i] - v[off + i]) * inv;
-				free(pre);
-			}
+			for (int k = 0; k < N; k++)
+				bk_sim_hop(s, in[(b + k) % N], res[(b + k) % N],
+					   v, off, len, k, ef, e);
 		}
 		for (size_t i = 0; i < s->n; i++)
-			want[t][i] = scale ? v[i] * inv : v[i];
-		if (scale) {
-			float m = bk_absmax(want[t], s->n);
-
-			have = m != 0;
-			if (m)
-				e = bk_clamp(-1L - ilogbf(m));
-		}
+			want[t][i] = v[i] * ldexpf(1, -e[bk_seg_of(s->nseg, i)]);
+		if (scale)
+			have = bk_sim_next(s, want[t], e);
 	}
 	for (int r = 0; r < N; r++) {
 		free(in[r]);
@@ -161,12 +248,13 @@ static void ebq_job(struct job *j, int N, unsigned int k, int scale, int ef)
 
 static void bk_case(struct __test_metadata *_metadata,
 		    const struct incnn_codec *c, unsigned int param,
-		    bool scale, bool ef, float div, double in_scale)
+		    bool scale, bool ef, float div, double in_scale, size_t nseg)
 {
 	struct rank_ctx x[MAX_RANKS];
 	struct bk_sweep s = { .codec = c->id, .param = param, .div = div,
 			      .calls = BK_CALLS, .n = BK_N,
-			      .scale = in_scale };
+			      .scale = in_scale, .nseg = nseg };
+	int e[BK_SEGS] = { 0 };
 	float *want[BK_CALLS];
 	const int N = 4;
 	struct job j;
@@ -183,18 +271,25 @@ static void bk_case(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, job_run(&j, x));
 	for (int t = 0; t < BK_CALLS; t++)
 		want[t] = malloc(4 * BK_N);
-	bk_sim(&s, N, scale, ef, want);
+	bk_sim(&s, N, scale, ef, want, e);
 	for (int r = 0; r < N; r++) {
 		ASSERT_EQ(0, x[r].create_ret) TH_LOG("%s", x[r].create_err);
 		ASSERT_EQ(0, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
 		for (int t = 0; t < BK_CALLS; t++) {
 			ASSERT_EQ(0, memcmp(s.out[0][t], s.out[r][t], 4 * BK_N))
-				TH_LOG("%s %u scale %d ef %d: rank %d differs from rank 0 in call %d",
-				       c->name, param, scale, ef, r, t);
+				TH_LOG("%s %u scale %d ef %d segments %zu: rank %d differs from rank 0 in call %d",
+				       c->name, param, scale, ef, nseg, r, t);
 			ASSERT_EQ(0, memcmp(want[t], s.out[r][t], 4 * BK_N))
-				TH_LOG("%s %u scale %d ef %d: rank %d call %d differs from the simulated rule",
-				       c->name, param, scale, ef, r, t);
+				TH_LOG("%s %u scale %d ef %d segments %zu: rank %d call %d differs from the simulated rule",
+				       c->name, param, scale, ef, nseg, r, t);
 		}
+		/* the next call's e of every segment, as simulated */
+		ASSERT_EQ(nseg ? nseg : 1, s.nexps[r]);
+		for (int k = 0; k < s.nexps[r]; k++) {
+			EXPECT_EQ(e[k], s.exps[r][k])
+				TH_LOG("%s segment %d", c->name, k);
+		}
+		EXPECT_EQ(e[0], s.info[r].next_exp);
 		EXPECT_EQ(BK_CALLS, s.info[r].calls);
 		EXPECT_EQ(BK_N, s.info[r].n);
 		EXPECT_EQ(ef ? 4 * BK_N : 0, s.info[r].ef_bytes);
@@ -212,8 +307,9 @@ static void bk_case(struct __test_metadata *_metadata,
 	}
 }
 
-/* Every lossy float codec of the table, whatever its name. */
-TEST(replicas_every_lossy_codec)
+/* Every lossy float codec of the table, whatever its name, in @nseg
+ * segments (0: none) */
+static void bk_all_codecs(struct __test_metadata *_metadata, size_t nseg)
 {
 	int cases = 0;
 
@@ -224,13 +320,24 @@ TEST(replicas_every_lossy_codec)
 		if (!c || !c->lossy || !c->floats)
 			continue;
 		p = c->param.def;
-		bk_case(_metadata, c, p, true, false, 0, 1e-4);
-		bk_case(_metadata, c, p, false, true, 0, 1e-4);
-		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4);
-		bk_case(_metadata, c, p, true, true, 0, 3.0);
+		bk_case(_metadata, c, p, true, false, 0, 1e-4, nseg);
+		bk_case(_metadata, c, p, false, true, 0, 1e-4, nseg);
+		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4, nseg);
+		bk_case(_metadata, c, p, true, true, 0, 3.0, nseg);
 		cases++;
 	}
 	EXPECT_LE(3, cases);
+}
+
+TEST(replicas_every_lossy_codec)
+{
+	bk_all_codecs(_metadata, 0);
+}
+
+/* The same with a 2^e per segment (incnn_allreduce_bucket_seg) */
+TEST(replicas_every_lossy_codec_per_segment)
+{
+	bk_all_codecs(_metadata, BK_SEGS);
 }
 
 static void tweak_scale_off(struct rank_ctx *x, struct incnn_comm_config *cfg)
@@ -257,6 +364,34 @@ TEST(settings_mismatch)
 		EXPECT_NE(NULL, strstr(x[r].err, "disagree"))
 			TH_LOG("rank %d: %s", r, x[r].err);
 		free(s.out[r][0]);
+	}
+}
+
+/* rank 1 cuts the bucket elsewhere (as many segments): every rank fails */
+static void seg_mismatch_fn(struct rank_ctx *x)
+{
+	size_t seg[2] = { 60, 40 };
+	float b[100];
+
+	if (x->rank == 1)
+		seg[0] = 61, seg[1] = 39;
+	for (int i = 0; i < 100; i++)
+		b[i] = (float)i;
+	x->ret = incnn_allreduce_bucket_seg(x->comm, b, 100, 3, 0, seg, 2);
+}
+
+TEST(segments_mismatch)
+{
+	struct rank_ctx x[MAX_RANKS];
+	struct job j;
+
+	ebq_job(&j, 3, 8, INCNN_COLL_SCALE_AUTO, 1);
+	j.fn = seg_mismatch_fn;
+	ASSERT_EQ(0, job_run(&j, x));
+	for (int r = 0; r < 3; r++) {
+		EXPECT_EQ(-EPROTO, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
+		EXPECT_NE(NULL, strstr(x[r].err, "disagree on a keyed call's segments"))
+			TH_LOG("rank %d: %s", r, x[r].err);
 	}
 }
 
@@ -320,25 +455,67 @@ static void bad_fn(struct rank_ctx *x)
 		x->ret = -EBADE;
 		return;
 	}
+	if (x->rank == 0) {	/* segments that do not sum to n: refused */
+		const size_t seg[2] = { 5, 4 };
+
+		x->ret = incnn_allreduce_bucket_seg(x->comm, b, 8, 5, 0, seg, 2);
+		return;
+	}
+	x->ret = incnn_allreduce_bucket(x->comm, b, 8, 5, 1.0f);
+}
+
+/* an empty segment list with a pointer, or too many: refused */
+static void bad_seg_fn(struct rank_ctx *x)
+{
+	const size_t seg[1] = { 8 };
+	float b[8] = { 0 };
+
+	x->ret = incnn_allreduce_bucket_seg(x->comm, b, 8, 5, 0, seg,
+					    x->rank ? INCNN_BUCKET_SEG_MAX + 1 :
+					    0);
+}
+
+static void bad_div_fn(struct rank_ctx *x)
+{
+	float b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
 	x->ret = incnn_allreduce_bucket(x->comm, b, 8, 5,
 					x->rank ? 1.0f : INFINITY);
 }
 
-/* an infinite divisor is EINVAL and fails the job; NULL is EINVAL */
+/* segments that do not add up, an infinite divisor: EINVAL, the job
+ * fails; NULL is EINVAL */
 TEST(bad_arguments)
 {
 	struct rank_ctx x[MAX_RANKS];
 	struct job j;
 
 	EXPECT_EQ(-EINVAL, incnn_allreduce_bucket(NULL, NULL, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, incnn_comm_bucket_exps(NULL, 0, NULL, 0));
 	ebq_job(&j, 2, 8, -1, -1);
 	j.cfg.timeout_ms = 5000;
 	j.fn = bad_fn;
 	ASSERT_EQ(0, job_run(&j, x));
 	EXPECT_EQ(-EINVAL, x[0].ret) TH_LOG("%s", x[0].err);
 	EXPECT_NE(0, x[1].ret);
+	EXPECT_NE(NULL, strstr(x[0].err, "invalid segments"))
+		TH_LOG("rank 0: %s", x[0].err);
+	/* the divisor: one rank's infinite one */
+	ebq_job(&j, 2, 8, -1, -1);
+	j.cfg.timeout_ms = 5000;
+	j.fn = bad_div_fn;
+	ASSERT_EQ(0, job_run(&j, x));
+	EXPECT_EQ(-EINVAL, x[0].ret) TH_LOG("%s", x[0].err);
+	EXPECT_NE(0, x[1].ret);
 	EXPECT_NE(NULL, strstr(x[0].err, "invalid divisor"))
 		TH_LOG("rank 0: %s", x[0].err);
+	ebq_job(&j, 2, 8, -1, -1);
+	j.cfg.timeout_ms = 5000;
+	j.fn = bad_seg_fn;
+	ASSERT_EQ(0, job_run(&j, x));
+	for (int r = 0; r < 2; r++) {
+		EXPECT_EQ(-EINVAL, x[r].ret) TH_LOG("%s", x[r].err);
+	}
 }
 
 /* INCNN_SCALE and INCNN_ERROR_FEEDBACK: spelling, and a clear refusal */

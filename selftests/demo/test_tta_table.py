@@ -147,5 +147,17 @@ def t_bad() -> None:
             word in err[0], (bad, r.stderr)
 
 
+@test("demo-torch.py vm-rules: one rule per DSCP, none on the wire DSCP")
+def t_vm_rules() -> None:
+    r = subprocess.run([sys.executable, os.path.join(
+        os.path.dirname(TABLE), "demo-torch.py"), "vm-rules"],
+        capture_output=True, text=True, check=False)
+    assert r.returncode == 0 and r.stderr == "", r
+    dscp = [int(line.split()[0], 16) >> 2 for line in r.stdout.split("\n")
+            if line]
+    assert dscp and len(set(dscp)) == len(dscp) and 0x2c >> 2 not in dscp, \
+        r.stdout
+
+
 if __name__ == "__main__":
     sys.exit(ktap.run())

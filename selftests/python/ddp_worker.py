@@ -263,11 +263,20 @@ def scenario_bucket(outdir: str, rank: int, world: int) -> None:
         for t in range(KEYED_CALLS):
             keyed.append(it.allreduce(keyed_input(rank, t), st, key=5))
         stats = st.bucket_stats()
+        # the DDP buckets' 2^e, one per parameter tensor (scale "auto")
+        exps = [st._comm.bucket_exps(k) for _, k, _ in st._layouts.values()]
         res[name] = {"params": out["params"], "loss": out["loss"],
-                     "keyed": keyed, "stats": stats,
+                     "keyed": keyed, "stats": stats, "exps": exps,
                      "nparams": sum(p.numel() for p in make_model()
                                     .parameters()),
                      "codec": st._comm.codec()}
+        st.close()
+        # the same with one 2^e per bucket
+        st = it.State(codec=name, port=port + 20 + i, timeout=20,
+                      scale="bucket", error_feedback=True)
+        res[name]["params_bucket"] = train(data, st, 6)["params"]
+        res[name]["exps_bucket"] = [st._comm.bucket_exps(k)
+                                    for _, k, _ in st._layouts.values()]
         st.close()
     # a bound far above the values, no scale, no EF: one warning
     st = it.State(codec="ebq:2^-4", port=port + 40, timeout=20,

@@ -679,10 +679,22 @@ def t_bucket_replicas() -> None:
     codecs = res[0]["codecs"]
     assert {"ebq", "inceptionn", "trunc"} <= set(codecs), codecs
     for name in codecs:
+        # scale "auto": a 2^e per parameter tensor, several per bucket
+        assert any(len(e) > 1 for e in res[0][name]["exps"]), \
+            res[0][name]["exps"]
+        assert all(len(e) == 1 for e in res[0][name]["exps_bucket"]), \
+            res[0][name]["exps_bucket"]
+        # (trunc's error is relative: powers of two change nothing)
+        assert name == "trunc" or not torch.equal(
+            res[0][name]["params"], res[0][name]["params_bucket"]), name
         for r in range(1, WORLD):
             assert torch.equal(res[0][name]["params"],
                                res[r][name]["params"]), \
                 f"{name}: rank {r}'s parameters differ from rank 0's"
+            assert torch.equal(res[0][name]["params_bucket"],
+                               res[r][name]["params_bucket"]), \
+                f"{name}, scale per bucket: rank {r}'s parameters differ"
+            assert res[0][name]["exps"] == res[r][name]["exps"], name
             for t, k in enumerate(res[0][name]["keyed"]):
                 assert torch.equal(k, res[r][name]["keyed"][t]), \
                     f"{name}: keyed call {t} differs on rank {r}"
@@ -726,13 +738,16 @@ def t_bucket_warn() -> None:
         w = res[r]["warn"]
         assert len(w["msgs"]) == 1, w
         assert "key 9" in w["msgs"][0] and "ebq:2^-4" in w["msgs"][0], w
+        assert "try scale='auto', a finer bound or error_feedback=True" \
+            in w["msgs"][0], w
         assert w["flattened"] == 1, w
 
 
 @test("State: bad scale, error_feedback or key -> ValueError")
 def t_bucket_args() -> None:
     import incnn.torch as it
-    for kw in ({"scale": "max"}, {"scale": None}, {"error_feedback": 1},
+    for kw in ({"scale": "max"}, {"scale": None}, {"scale": "Tensor"},
+               {"error_feedback": 1},
                {"error_feedback": "yes"}):
         try:
             it.State(codec="ebq:2^-8", **kw)

@@ -16,14 +16,16 @@
 #include "coll.h"
 
 #define BK_NO_EXP	INT32_MIN	/* a rank whose input is all zero */
-#define BK_MSG_LEN	8
+#define BK_MSG_HEAD	12	/* settings, segments, their hash; 4 B each */
 
 typedef uint32_t bk_u8 __attribute__((vector_size(32)));
 
 static void bk_free_one(struct coll_bucket *b)
 {
 	free(b->res);
+	free(b->seg);
 	b->res = NULL;
+	b->seg = NULL;
 }
 
 void incnn_coll_bk_free(struct incnn_comm *c)
@@ -43,13 +45,52 @@ static struct coll_bucket *bk_find(const struct incnn_comm *c, uint64_t key)
 	return NULL;
 }
 
-/* @key's state for @n values: found, (re)started, or NULL (no memory). */
+/* Whether @b's segments are @seg[0..nseg) (NULL: one segment). */
+static bool bk_same_segs(const struct coll_bucket *b, const size_t *seg,
+			 size_t nseg)
+{
+	size_t end = 0;
+
+	if (!seg)
+		return b->nseg == 1;
+	if (b->nseg != nseg)
+		return false;
+	for (size_t i = 0; i < nseg; i++) {
+		end += seg[i];
+		if (b->seg[i].end != end)
+			return false;
+	}
+	return true;
+}
+
+/* @b's segments: @seg[0..nseg) (lengths, summing to b->n), or one. */
+static int bk_set_segs(struct coll_bucket *b, const size_t *seg, size_t nseg)
+{
+	size_t end = 0;
+
+	if (!seg)
+		nseg = 1;
+	b->seg = calloc(nseg, sizeof(*b->seg));
+	if (!b->seg)
+		return -ENOMEM;
+	b->nseg = nseg;
+	for (size_t i = 0; i < nseg; i++) {
+		end += seg ? seg[i] : b->n;
+		b->seg[i] = (struct coll_bkseg){ .end = end, .s = 1, .inv = 1 };
+	}
+	return 0;
+}
+
+/*
+ * @key's state for @n values in segments @seg: found, (re)started, or
+ * NULL (no memory).
+ */
 static struct coll_bucket *bk_get(struct incnn_comm *c, uint64_t key,
-				  size_t n)
+				  size_t n, const size_t *seg, size_t nseg)
 {
 	struct coll_bucket *b = bk_find(c, key);
 
-	if (b && b->n == n)
+	if (b && b->n == n && bk_same_segs(b, seg, nseg))
 		return b;
 	if (!b) {
 		if (c->bk.n == c->bk.cap) {
@@ -72,11 +113,12 @@ static struct coll_bucket *bk_get(struct incnn_comm *c, uint64_t key,
 	b->info.n = n;
 	if (c->bk.ef) {
 		b->res = calloc(n ? n : 1, sizeof(float));
-		if (!b->res) {
-			*b = c->bk.v[--c->bk.n];
-			return NULL;
-		}
 		b->info.ef_bytes = (uint64_t)n * sizeof(float);
+	}
+	if ((c->bk.ef && !b->res) || bk_set_segs(b, seg, nseg)) {
+		bk_free_one(b);
+		*b = c->bk.v[--c->bk.n];
+		return NULL;
 	}
 	return b;
 }
@@ -140,70 +182,128 @@ static int bk_clamp(long e)
 	return (int)e;
 }
 
+/* The exponent of max |x[0..n)| / |d| (d 0: 1), BK_NO_EXP when all zero. */
+static int32_t bk_local_exp(const float *x, size_t n, float div)
+{
+	uint32_t bits = n ? bk_absmax_bits((float *)x, n, 1) : 0;
+	float m;
+
+	if (!bits)
+		return BK_NO_EXP;
+	memcpy(&m, &bits, sizeof(m));
+	return ilogb(div ? m / fabs(div) : (double)m);
+}
+
+/* FNV-1a of @b's segment ends: ranks compare their segments by it. */
+static uint32_t bk_seg_hash(const struct coll_bucket *b)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < b->nseg; i++) {
+		uint64_t e = b->seg[i].end;
+
+		for (int k = 0; k < 8; k++, e >>= 8)
+			h = (h ^ (uint8_t)e) * 16777619u;
+	}
+	return h;
+}
+
+/* The settings' disagreement of rank @r (message @p), as an error. */
+static int bk_disagree(struct incnn_comm *c, const uint8_t *mine,
+		       const uint8_t *p, int r)
+{
+	if (memcmp(p + 4, mine + 4, 8))
+		return incnn_coll_fail(c, -EPROTO, false,
+				       "ranks disagree on a keyed call's segments: rank %d has %u (hash %08x), rank %d has %u (hash %08x)",
+				       c->rank, coll_get32(mine + 4),
+				       coll_get32(mine + 8), r,
+				       coll_get32(p + 4), coll_get32(p + 8));
+	return incnn_coll_fail(c, -EPROTO, false,
+			       "ranks disagree on keyed-call settings: rank %d has scale %s and error feedback %s, rank %d has scale %s and error feedback %s",
+			       c->rank, mine[0] ? "auto" : "off",
+			       mine[1] ? "on" : "off", r,
+			       p[0] ? "auto" : "off", p[1] ? "on" : "off");
+}
+
 /*
- * A key's first call: every rank says its settings and the exponent of
- * its input's largest value (store gather); the ranks must agree on the
- * settings, and e keeps the sum of N such inputs below 1.
+ * A key's first call: every rank says its settings, its segments and,
+ * per segment, the exponent of its input's largest value (one store
+ * gather); the ranks must agree on the settings and the segments, and
+ * each segment's e keeps the sum of N such inputs below 1. A segment
+ * that is zero on every rank takes the bucket's e (its largest).
  */
 static int bk_agree(struct incnn_comm *c, struct coll_bucket *b,
 		    const float *buf, float div)
 {
-	uint8_t mine[BK_MSG_LEN], *all;
-	uint32_t bits = 0;
-	long top = BK_NO_EXP;
+	size_t len = BK_MSG_HEAD + 4 * b->nseg, start = 0;
+	uint8_t *mine, *all;
+	long top_all = BK_NO_EXP;
 	int ret, lg = 0;
 
-	/* the local max of x / d, as the exponent of max |x| / |d| */
-	if (b->n)
-		bits = bk_absmax_bits((float *)buf, b->n, 1);
+	mine = malloc(len * ((size_t)c->world + 1));
+	if (!mine)
+		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
+	all = mine + len;
 	mine[0] = c->bk.scale;
 	mine[1] = c->bk.ef;
 	mine[2] = mine[3] = 0;
-	if (bits) {
-		float m;
-
-		memcpy(&m, &bits, sizeof(m));
-		coll_put32(mine + 4, (uint32_t)ilogb(div ? m / fabs(div) :
-						      (double)m));
-	} else {
-		coll_put32(mine + 4, (uint32_t)BK_NO_EXP);
+	coll_put32(mine + 4, (uint32_t)b->nseg);
+	coll_put32(mine + 8, bk_seg_hash(b));
+	for (size_t i = 0; i < b->nseg; i++) {
+		coll_put32(mine + BK_MSG_HEAD + 4 * i,
+			   (uint32_t)bk_local_exp(buf + start,
+						  b->seg[i].end - start, div));
+		start = b->seg[i].end;
 	}
-	all = malloc(BK_MSG_LEN * (size_t)c->world);
-	if (!all)
-		return incnn_coll_fail(c, -ENOMEM, false, "out of memory");
-	ret = incnn_comm_allgather_meta(c, mine, BK_MSG_LEN, all);
+	ret = incnn_comm_allgather_meta(c, mine, len, all);
 	for (int r = 0; !ret && r < c->world; r++) {
-		const uint8_t *p = all + BK_MSG_LEN * (size_t)r;
-		int32_t e = (int32_t)coll_get32(p + 4);
+		const uint8_t *p = all + len * (size_t)r;
 
-		if (p[0] != mine[0] || p[1] != mine[1])
-			ret = incnn_coll_fail(c, -EPROTO, false,
-					      "ranks disagree on keyed-call settings: rank %d has scale %s and error feedback %s, rank %d has scale %s and error feedback %s",
-					      c->rank, mine[0] ? "auto" : "off",
-					      mine[1] ? "on" : "off", r,
-					      p[0] ? "auto" : "off",
-					      p[1] ? "on" : "off");
-		else if (e != BK_NO_EXP && e > top)
-			top = e;
+		if (memcmp(p, mine, BK_MSG_HEAD))
+			ret = bk_disagree(c, mine, p, r);
 	}
-	free(all);
-	if (ret)
-		return ret;
 	while ((1L << lg) < c->world)
 		lg++;
-	b->have_exp = top != BK_NO_EXP || !c->bk.scale;
-	b->exp = b->have_exp ? bk_clamp(-1 - (top + lg)) : 0;
+	/* each segment's top exponent over the ranks, into its exp */
+	for (size_t i = 0; !ret && i < b->nseg; i++) {
+		long top = BK_NO_EXP;
+
+		for (int r = 0; r < c->world; r++) {
+			int32_t e = (int32_t)coll_get32(all + len * (size_t)r +
+							BK_MSG_HEAD + 4 * i);
+
+			if (e != BK_NO_EXP && e > top)
+				top = e;
+		}
+		b->seg[i].exp = top == BK_NO_EXP ? BK_NO_EXP :
+				bk_clamp(-1 - (top + lg));
+		if (top != BK_NO_EXP && top > top_all)
+			top_all = top;
+	}
+	free(mine);
+	if (ret)
+		return ret;
+	b->have_exp = top_all != BK_NO_EXP || !c->bk.scale;
+	for (size_t i = 0; i < b->nseg; i++)
+		if (b->seg[i].exp == BK_NO_EXP || !c->bk.scale)
+			b->seg[i].exp = b->have_exp && c->bk.scale ?
+					bk_clamp(-1 - (top_all + lg)) : 0;
 	return 0;
 }
 
-/* After a call: the result's unscaling, the next e, the counts. */
+/*
+ * After a call: the result's unscaling, each segment's next e (kept
+ * where its result is zero), the counts.
+ */
 static void bk_after(struct incnn_comm *c, struct coll_bucket *b, float *buf,
 		     const struct coll_bkrun *run)
 {
 	struct incnn_bucket_info *in = &b->info;
+	bool any = false;
+	size_t start = 0;
 
 	in->calls++;
-	in->exp = b->exp;
+	in->exp = b->seg[0].exp;
 	in->quantised = run->quantised;
 	in->nonzero = run->nonzero;
 	in->flattened = run->flattened;
@@ -215,15 +315,20 @@ static void bk_after(struct incnn_comm *c, struct coll_bucket *b, float *buf,
 		in->flat = 1;
 		c->bk.flattened++;
 	}
-	if (c->bk.scale) {
-		uint32_t bits = bk_absmax_bits(buf, b->n, run->inv);
+	for (size_t i = 0; c->bk.scale && i < b->nseg; i++) {
+		struct coll_bkseg *sg = &b->seg[i];
+		uint32_t bits = bk_absmax_bits(buf + start, sg->end - start,
+					       sg->inv);
 
-		/* no information in an all-zero result: agree again */
-		b->have_exp = bits != 0;
 		if (bits)
-			b->exp = bk_clamp(-1L - bk_ilogb(bits));
+			sg->exp = bk_clamp(-1L - bk_ilogb(bits));
+		any |= bits != 0;
+		start = sg->end;
 	}
-	in->next_exp = b->exp;
+	/* no information in an all-zero result: agree again */
+	if (c->bk.scale)
+		b->have_exp = any;
+	in->next_exp = b->seg[0].exp;
 }
 
 static int bk_plain(struct incnn_comm *c, float *buf, size_t n, float div)
@@ -232,10 +337,28 @@ static int bk_plain(struct incnn_comm *c, float *buf, size_t n, float div)
 		     incnn_allreduce(c, buf, n);
 }
 
-int incnn_allreduce_bucket(struct incnn_comm *c, float *buf, size_t n,
-			   uint64_t key, float divisor)
+/* Whether @seg[0..nseg) (lengths) is a valid segment list of @n values. */
+static bool bk_segs_ok(size_t n, const size_t *seg, size_t nseg)
 {
-	struct coll_bkrun run = { .s = 1, .inv = 1 };
+	size_t sum = 0;
+
+	if (!seg)
+		return !nseg;
+	if (!nseg || nseg > INCNN_BUCKET_SEG_MAX)
+		return false;
+	for (size_t i = 0; i < nseg; i++) {
+		if (seg[i] > n - sum)
+			return false;
+		sum += seg[i];
+	}
+	return sum == n;
+}
+
+int incnn_allreduce_bucket_seg(struct incnn_comm *c, float *buf, size_t n,
+			       uint64_t key, float divisor, const size_t *seg,
+			       size_t nseg)
+{
+	struct coll_bkrun run = { 0 };
 	struct coll_bucket *b;
 	int ret;
 
@@ -247,6 +370,10 @@ int incnn_allreduce_bucket(struct incnn_comm *c, float *buf, size_t n,
 		return incnn_coll_fail(c, -EINVAL, false,
 				       "invalid divisor %g for incnn_allreduce_bucket",
 				       (double)divisor);
+	if (!bk_segs_ok(n, seg, nseg))
+		return incnn_coll_fail(c, -EINVAL, false,
+				       "invalid segments for incnn_allreduce_bucket: %zu of them for %zu values",
+				       nseg, n);
 	if (c->world == 1 || !c->codec.q.codec ||
 	    c->method != INCNN_COLL_METHOD_NONE)
 		return bk_plain(c, buf, n, divisor);
@@ -254,7 +381,7 @@ int incnn_allreduce_bucket(struct incnn_comm *c, float *buf, size_t n,
 		return incnn_coll_fail(c, -EINVAL, false,
 				       "invalid arguments: buf %p, n %zu",
 				       (const void *)buf, n);
-	b = bk_get(c, key, n);
+	b = bk_get(c, key, n, seg, nseg);
 	if (!b)
 		return incnn_coll_fail(c, -ENOMEM, false,
 				       "out of memory (%zu residuals)", n);
@@ -263,16 +390,39 @@ int incnn_allreduce_bucket(struct incnn_comm *c, float *buf, size_t n,
 		if (ret)
 			return ret;
 	}
-	if (c->bk.scale) {
-		run.s = ldexpf(1, b->exp);
-		run.inv = ldexpf(1, -b->exp);
+	for (size_t i = 0; c->bk.scale && i < b->nseg; i++) {
+		b->seg[i].s = ldexpf(1, b->seg[i].exp);
+		b->seg[i].inv = ldexpf(1, -b->seg[i].exp);
 	}
 	run.res = b->res;
+	run.seg = b->seg;
+	run.nseg = b->nseg;
 	ret = incnn_coll_allreduce_bk(c, buf, n, divisor, &run);
 	if (ret)
 		return ret;
 	bk_after(c, b, buf, &run);
 	return 0;
+}
+
+int incnn_allreduce_bucket(struct incnn_comm *c, float *buf, size_t n,
+			   uint64_t key, float divisor)
+{
+	return incnn_allreduce_bucket_seg(c, buf, n, key, divisor, NULL, 0);
+}
+
+int incnn_comm_bucket_exps(const struct incnn_comm *c, uint64_t key,
+			   int32_t *exp, size_t len)
+{
+	const struct coll_bucket *b;
+
+	if (!c || (len && !exp))
+		return -EINVAL;
+	b = bk_find(c, key);
+	if (!b)
+		return -ENOENT;
+	for (size_t i = 0; i < len && i < b->nseg; i++)
+		exp[i] = b->seg[i].exp;
+	return (int)b->nseg;
 }
 
 int incnn_comm_bucket_info(const struct incnn_comm *c, uint64_t key,

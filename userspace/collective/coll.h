@@ -350,20 +350,29 @@ COLL_HIDDEN void incnn_coll_codec_why(unsigned int codec_id,
 
 /* --- keyed calls (bucket.c) --------------------------------------------- */
 
+/* One segment (a parameter tensor) of a keyed call's bucket. */
+struct coll_bkseg {
+	size_t end;		/* its values end here (the next one's start) */
+	int exp;		/* its e of the next call */
+	float s, inv;		/* 2^e, 2^-e of the call in progress */
+};
+
 /* A bucket's state, kept between keyed calls. */
 struct coll_bucket {
 	uint64_t key;
 	size_t n;
 	float *res;		/* EF residuals (n floats, unscaled), or NULL */
 	bool have_exp;		/* false: the next call agrees on e first */
-	int exp;		/* e of the next call */
+	size_t nseg;		/* >= 1: the whole bucket is one segment */
+	struct coll_bkseg *seg;
 	struct incnn_bucket_info info;
 };
 
 /* One keyed call's transform, for the ring (ring.c). */
 struct coll_bkrun {
 	float *res;		/* the bucket's residuals, or NULL */
-	float s, inv;		/* 2^e, 2^-e */
+	const struct coll_bkseg *seg;	/* nseg segments, ends ascending */
+	size_t nseg;
 	uint64_t quantised, nonzero, flattened;
 };
 

@@ -237,7 +237,7 @@ RING_SIMD_CLONES static void ring_resid(float *r, const float *x, size_t n,
  * nonzero values and of those Q made zero.
  */
 static int ring_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
-			    float *x, float *r, size_t n)
+			    float *x, float *r, size_t n, float inv)
 {
 	uint64_t z0 = 0;
 	int ret;
@@ -255,8 +255,52 @@ static int ring_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
 		bk->flattened += ring_zeros(x, n) - z0;
 		return 0;
 	}
-	ring_resid(r, x, n, bk->inv, &bk->nonzero, &bk->flattened);
+	ring_resid(r, x, n, inv, &bk->nonzero, &bk->flattened);
 	return 0;
+}
+
+/* The segment of a keyed call that holds value @off (ends ascending). */
+static size_t ring_bk_seg(const struct coll_bkrun *bk, size_t off)
+{
+	size_t lo = 0, hi = bk->nseg - 1;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bk->seg[mid].end > off)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * A keyed call's transform of the values x[0..n) that start at @off of
+ * the bucket (y: the received partial sums, or NULL), quantised when @q:
+ * each segment the range crosses with its own 2^e (bucket.c).
+ */
+static int ring_bk_apply(struct ring_run *rr, float *x, const float *y,
+			 size_t off, size_t n, bool q)
+{
+	struct coll_bkrun *bk = rr->bk;
+	size_t k = ring_bk_seg(bk, off);
+	int ret = 0;
+
+	while (n && !ret) {
+		const struct coll_bkseg *sg = &bk->seg[k++];
+		size_t m = coll_min(n, sg->end - off);
+		float *r = bk->res ? bk->res + off : NULL;
+
+		ring_contrib(x, r, y, m, rr->div, sg->s);
+		if (q)
+			ret = ring_quantise_bk(rr->c, bk, x, r, m, sg->inv);
+		x += m;
+		y = y ? y + m : NULL;
+		off += m;
+		n -= m;
+	}
+	return ret;
 }
 
 /*
@@ -273,11 +317,8 @@ static int ring_prepare_own(struct ring_run *rr)
 		return 0;
 	cnt = coll_min(rr->chunk, rr->own_len - rr->q0);
 	if (rr->bk) {
-		float *r = rr->bk->res ? rr->bk->res + rr->own_off + rr->q0 :
-			   NULL;
-
-		ring_contrib(x, r, NULL, cnt, rr->div, rr->bk->s);
-		ret = rr->q_own ? ring_quantise_bk(rr->c, rr->bk, x, r, cnt) : 0;
+		ret = ring_bk_apply(rr, x, NULL, rr->own_off + rr->q0, cnt,
+				    rr->q_own);
 	} else {
 		if (rr->div)
 			ring_div(x, cnt, rr->div);
@@ -341,12 +382,8 @@ static int ring_reduce(struct ring_run *rr, float *dst, size_t lenf)
 	x = dst + rr->rdone;
 	y = rr->c->stage + rr->rdone;
 	if (rr->bk) {
-		float *r = rr->bk->res ? rr->bk->res + (dst - rr->buf) +
-					 rr->rdone : NULL;
-
-		ring_contrib(x, r, y, cnt, rr->div, rr->bk->s);
-		ret = !rr->q_all && rr->rs < rr->g.N - 2 ? 0 :
-		      ring_quantise_bk(rr->c, rr->bk, x, r, cnt);
+		ret = ring_bk_apply(rr, x, y, (size_t)(x - rr->buf), cnt,
+				    rr->q_all || rr->rs >= rr->g.N - 2);
 		goto out;
 	}
 	if (rr->div) {		/* our input's first and only touch */

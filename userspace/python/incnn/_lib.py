@@ -22,7 +22,7 @@ import ctypes.util
 import errno
 import os
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 SONAME = "libincnn.so.0"
 
@@ -307,6 +307,20 @@ def _bind_all(lib: ctypes.CDLL, sigs: dict) -> bool:
 
 
 HAVE_BUCKET = _bind_bucket(lib)
+# per-segment scale (incnn_allreduce_bucket_seg), when exported
+HAVE_BUCKET_SEG = HAVE_BUCKET and _bind_all(lib, {
+    "incnn_allreduce_bucket_seg": (ctypes.c_int, [
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint64,
+        ctypes.c_float, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t]),
+    "incnn_comm_bucket_exps": (ctypes.c_int, [
+        ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int32),
+        ctypes.c_size_t]),
+})
+
+
+def segments(lengths: Sequence[int]) -> Any:
+    """A segment list for Comm.allreduce_bucket (a size_t array)."""
+    return (ctypes.c_size_t * len(lengths))(*lengths)
 
 
 class CommError(RuntimeError):
@@ -401,12 +415,28 @@ class Comm:
                     lib.incnn_allreduce_div(self._handle(), ptr, n, divisor))
 
     def allreduce_bucket(self, ptr: int, n: int, key: int,
-                         divisor: float = 0.0) -> None:
+                         divisor: float = 0.0, segs: Any = None) -> None:
         """Keyed in-place sum (incnn_allreduce_bucket): scale and error
-        feedback per @key, @divisor 0: no division; needs HAVE_BUCKET."""
-        self._check("incnn_allreduce_bucket",
-                    lib.incnn_allreduce_bucket(self._handle(), ptr, n, key,
-                                               divisor))
+        feedback per @key, @divisor 0: no division; @segs (segments(),
+        needs HAVE_BUCKET_SEG): a 2^e per segment; needs HAVE_BUCKET."""
+        if segs is None:
+            self._check("incnn_allreduce_bucket",
+                        lib.incnn_allreduce_bucket(self._handle(), ptr, n,
+                                                   key, divisor))
+            return
+        self._check("incnn_allreduce_bucket_seg",
+                    lib.incnn_allreduce_bucket_seg(self._handle(), ptr, n,
+                                                   key, divisor, segs,
+                                                   len(segs)))
+
+    def bucket_exps(self, key: int) -> Optional[List[int]]:
+        """@key's segments' e of the next call, None when it has none."""
+        n = lib.incnn_comm_bucket_exps(self._handle(), key, None, 0)
+        if n < 0:
+            return None
+        exps = (ctypes.c_int32 * n)()
+        lib.incnn_comm_bucket_exps(self._handle(), key, exps, n)
+        return list(exps)
 
     def bucket_info(self, key: int) -> Optional[BucketInfo]:
         """@key's state, None when it has none."""

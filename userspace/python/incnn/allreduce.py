@@ -39,9 +39,11 @@ Where the division by the world size N happens (State(divide=...)):
 
 Scale-relative bounds and error feedback (State(scale=..., error_feedback=...),
 docs/training.md): the hook sends each DDP bucket through
-incnn_allreduce_bucket(), keyed by the bucket: with a lossy codec every
+incnn_allreduce_bucket_seg(), keyed by the bucket: with a lossy codec every
 value is multiplied by 2^e before it is sent and the result divided by 2^e
-(e from the previous result's largest value, the same on every rank), and
+(one e per parameter tensor of the bucket with scale "auto" or "tensor",
+one per bucket with "bucket"; e from the previous result's largest value
+of that tensor or bucket, the same on every rank), and
 each rank adds the quantisation error it made on a bucket to its values of
 that bucket in the next iteration. A bucket is identified by its index and
 its layout (its parameters' addresses and sizes): when DDP rebuilds its
@@ -72,8 +74,10 @@ __all__ = ["State", "allreduce_hook", "allreduce"]
 Future = torch.futures.Future
 
 DIVIDE_FORMS = ("auto", "before", "after")
-SCALE_FORMS = ("auto", "off")
-# the defaults, from the measurements in docs/training.md
+SCALE_FORMS = ("auto", "tensor", "bucket", "off")
+# the defaults, from the measurements in docs/training.md: what "auto"
+# means (a 2^e per parameter tensor of the bucket, or one per bucket)
+AUTO_SCALE = "tensor"
 DEFAULT_SCALE = "auto"
 DEFAULT_ERROR_FEEDBACK = True
 FLAT_CALLS = 10         # INCNN_FLAT_CALLS
@@ -81,13 +85,13 @@ FLAT_CALLS = 10         # INCNN_FLAT_CALLS
 
 class _Job:
     __slots__ = ("work", "target", "fut", "result", "divide", "key",
-                 "forget", "name")
+                 "forget", "name", "segs")
 
     def __init__(self, work: Optional[torch.Tensor],
                  target: Optional[torch.Tensor], fut: Future,
                  result: Optional[torch.Tensor], divide: int = 0,
                  key: Optional[int] = None, forget: Optional[int] = None,
-                 name: str = ""):
+                 name: str = "", segs: Any = None):
         self.work = work          # contiguous fp32 on the host; None: barrier
         self.divide = divide      # average: divide by this (0: plain sum;
         #                           -1 with no work: wait for the queue)
@@ -97,6 +101,7 @@ class _Job:
         self.key = key            # keyed call (scale, EF); None: plain
         self.forget = forget      # drop this key's state first
         self.name = name          # the bucket, for the warning
+        self.segs = segs          # its segments (_lib.segments) or None
 
 
 class State(StateBase):
@@ -115,10 +120,13 @@ class State(StateBase):
     rendezvous, default 300), tos, chunk_bytes, divide ("auto",
     "before" or "after": where the hook divides by the world size, see
     the module doc; the attribute divide_after says what "auto" chose),
-    scale ("auto": the codec's bound relative to each bucket's largest
-    value, "off": absolute; default "auto"), error_feedback (bool, default
-    True: each rank feeds its quantisation error back into the next
-    iteration; error_feedback_bytes is the memory it takes). Both only
+    scale ("tensor": the codec's bound relative to the largest value of
+    each parameter tensor of the bucket, "bucket": to the bucket's
+    largest value, "auto": AUTO_SCALE's choice of those, "off":
+    absolute; default "auto"; the attribute scale_tensor says which),
+    error_feedback (bool, default True: each rank feeds its
+    quantisation error back into the next iteration;
+    error_feedback_bytes is the memory it takes). Both only
     act with a lossy codec, through the hook (or allreduce(key=...)).
     """
 
@@ -146,14 +154,23 @@ class State(StateBase):
             raise RuntimeError(
                 "incnn.torch: the C library has no incnn_allreduce_bucket "
                 "(too old); rebuild it with `make`")
+        if scale == "tensor" and not _lib.HAVE_BUCKET_SEG:
+            raise RuntimeError(
+                "incnn.torch: the C library has no "
+                "incnn_allreduce_bucket_seg (too old for scale='tensor'); "
+                "rebuild it with `make`")
         self._group_init(process_group)
         self.codec = codec
         self._comm = self._comm_create(codec, port, master_addr,
                                        init_timeout, timeout_ms=to_ms(timeout),
                                        tos=tos, chunk_bytes=chunk_bytes,
-                                       scale=int(scale == "auto"),
+                                       scale=int(scale != "off"),
                                        error_feedback=int(error_feedback))
         self.scale = scale
+        # a 2^e per parameter tensor of each DDP bucket (else per bucket)
+        self.scale_tensor = scale == "tensor" or (
+            scale == "auto" and AUTO_SCALE == "tensor" and
+            _lib.HAVE_BUCKET_SEG)
         self.error_feedback = error_feedback
         self.error_feedback_bytes = 0       # residual memory (this rank)
         self.flattened_buckets = 0          # buckets the codec zeroed
@@ -185,7 +202,7 @@ class State(StateBase):
             if job.forget is not None:
                 self._comm.bucket_forget(job.forget)
             # the pointer is taken now: DDP rebuilds its buckets
-            self._reduce(work, job.divide, job.key)
+            self._reduce(work, job.divide, job.key, job.segs)
             if job.key is not None:
                 self._after_keyed(job.key, job.name)
         if job.target is not None:
@@ -206,40 +223,64 @@ class State(StateBase):
             f"{self.wire_codec} (scale {self.scale!r}) turned more than 99 % "
             f"of the nonzero values this rank quantised into zeros, "
             f"{FLAT_CALLS} iterations in a row: its gradients are below "
-            "the codec's bound and are lost; use scale='auto', a finer "
-            "bound or error_feedback=True")
+            f"the codec's bound{self._flat_advice()}")
+
+    def _flat_advice(self) -> str:
+        """The end of the flattened bucket's warning: what is lost, and
+        the settings that would help that this State does not have."""
+        fixes = []
+        if self.scale == "off":
+            fixes.append("scale='auto'")
+        elif not self.scale_tensor and _lib.HAVE_BUCKET_SEG:
+            fixes.append("scale='tensor' (a scale per parameter tensor)")
+        fixes.append("a finer bound")
+        if not self.error_feedback:
+            fixes.append("error_feedback=True")
+        lost = (" and reach the wire only through the error feedback, "
+                "late" if self.error_feedback else " and are lost")
+        return lost + "; try " + ", ".join(fixes[:-1]) + \
+            (" or " if len(fixes) > 1 else "") + fixes[-1]
 
     def _warn_flat(self) -> None:
         if self._flat_msg is not None and not self._flat_warned:
             self._flat_warned = True
             warnings.warn(self._flat_msg, RuntimeWarning, stacklevel=4)
 
-    def _bucket_key(self, bucket: Any) -> Tuple[int, Optional[int], str]:
-        """(key, key to forget or None, name) of a DDP bucket: its index,
-        and a new key whenever its layout (parameters) changes."""
+    def _bucket_key(self, bucket: Any
+                    ) -> Tuple[int, Optional[int], str, Any]:
+        """(key, key to forget or None, name, segments or None) of a DDP
+        bucket: its index, and a new key whenever its layout (parameters)
+        changes; its segments (scale per tensor): the parameters' sizes,
+        in the order of the bucket's buffer."""
+        buf = bucket.buffer()
         try:
             index = int(bucket.index())
             layout = tuple((p.data_ptr(), p.numel())
                            for p in bucket.parameters())
         except (AttributeError, RuntimeError):
-            buf = bucket.buffer()
             index, layout = -1, ((buf.data_ptr(), buf.numel()),)
         old = self._layouts.get(index)
         if old is not None and old[0] == layout:
-            return old[1], None, f"bucket {index}"
+            return old[1], None, f"bucket {index}", old[2]
         key = old[1] + (1 << 32) if old is not None else index & 0xffffffff
-        self._layouts[index] = (layout, key)
-        return key, (old[1] if old is not None else None), f"bucket {index}"
+        sizes = [n for _, n in layout]
+        segs = _lib.segments(sizes) if self.scale_tensor and \
+            len(sizes) > 1 and sum(sizes) == buf.numel() else None
+        self._layouts[index] = (layout, key, segs)
+        return key, (old[1] if old is not None else None), \
+            f"bucket {index}", segs
 
     def _reduce(self, work: torch.Tensor, divide: int,
-                key: Optional[int] = None) -> None:
+                key: Optional[int] = None, segs: Any = None) -> None:
         """Sum @work over the ranks; average it when @divide (= N); keyed
-        (scale, error feedback) when @key is not None."""
+        (scale, error feedback; a 2^e per segment of @segs) when @key is
+        not None."""
         ptr, n = work.data_ptr(), work.numel()
         if key is not None:
             before = divide and not self.divide_after
             self._comm.allreduce_bucket(ptr, n, key,
-                                        float(divide) if before else 0.0)
+                                        float(divide) if before else 0.0,
+                                        segs)
             if divide and self.divide_after:
                 work.div_(divide)
             return
@@ -278,14 +319,14 @@ class State(StateBase):
         key."""
         self._check_open()
         self._warn_flat()
-        forget, name = None, f"key {key}"
+        forget, name, segs = None, f"key {key}", None
         if key is not None:
             if isinstance(key, bool) or not isinstance(key, int) or \
                     not 0 <= key < 1 << 63:
                 raise ValueError(f"key {key!r}: want an int in 0..2^63-1")
             key = key | 1 << 63           # apart from the buckets' keys
         elif bucket is not None:
-            key, forget, name = self._bucket_key(bucket)
+            key, forget, name, segs = self._bucket_key(bucket)
         if not dist.is_initialized():
             raise no_group("incnn.torch.State")
         if tensor.dtype != torch.float32:
@@ -303,7 +344,7 @@ class State(StateBase):
         # the averaging too is the thread's work: backward goes on at once
         self._q.put(_Job(work, target, fut, tensor,
                          self.world_size if divide else 0, key, forget,
-                         name))
+                         name, segs))
         return fut
 
     def bucket_stats(self) -> dict:

@@ -369,14 +369,18 @@ int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
  *
  *  scale (config scale, INCNN_SCALE): every value this rank sends is
  *	multiplied by 2^e and the result divided by 2^e (both exact powers
- *	of two), e chosen so that the bucket's largest value lies in
- *	[0.5, 1): e = -1 - ilogb(M), M the largest finite |value| of the
- *	previous call's result for the key (the same on every rank, bit for
- *	bit: no message), clamped to [-INCNN_SCALE_EXP_MAX,
- *	INCNN_SCALE_EXP_MAX]; kept when M is 0. The first call of a key
- *	agrees on e through the store (one gather of 8 bytes per rank): M is
- *	the largest rank's local max times the world size, rounded up to a
- *	power of two, so the first sum stays below 1 too.
+ *	of two), one e per segment of the bucket (the whole bucket unless
+ *	incnn_allreduce_bucket_seg() names its segments, e.g. one per
+ *	parameter tensor), e chosen so that the segment's largest value lies
+ *	in [0.5, 1): e = -1 - ilogb(M), M the largest finite |value| of the
+ *	segment in the previous call's result for the key (the same on every
+ *	rank, bit for bit: no message), clamped to [-INCNN_SCALE_EXP_MAX,
+ *	INCNN_SCALE_EXP_MAX]; kept when M is 0. The first call of a key,
+ *	and a call after a result that was zero in every segment, agree on e
+ *	through the store (one gather of 8 + 4 * segments bytes per rank): M
+ *	is the largest rank's local max of the segment times the world size,
+ *	rounded up to a power of two, so the first sum stays below 1 too; a
+ *	segment that is zero on every rank takes the bucket's e.
  *  error feedback (config error_feedback, INCNN_ERROR_FEEDBACK): each rank
  *	quantises every element exactly once per call (its own block, the
  *	partial sums it forwards, the block it owns); it keeps that
@@ -400,13 +404,26 @@ int incnn_allreduce_ps(struct incnn_comm *comm, float *buf, size_t n);
 #define INCNN_FLAT_CALLS	10
 int incnn_allreduce_bucket(struct incnn_comm *comm, float *buf, size_t n,
 			   uint64_t key, float divisor);
+/*
+ * The same with the bucket in @nseg segments of @seg[i] values each (in
+ * order, summing to @n; at most INCNN_BUCKET_SEG_MAX), each scaled by its
+ * own 2^e (above); @seg NULL and @nseg 0: one segment, as
+ * incnn_allreduce_bucket(). A key whose segments change starts again.
+ * Every rank must pass the same segments (else every rank fails,
+ * -EPROTO); an invalid list is -EINVAL.
+ */
+#define INCNN_BUCKET_SEG_MAX	16382
+int incnn_allreduce_bucket_seg(struct incnn_comm *comm, float *buf, size_t n,
+			       uint64_t key, float divisor, const size_t *seg,
+			       size_t nseg);
 
 /* One key's state (incnn_comm_bucket_info). */
 struct incnn_bucket_info {
 	uint64_t calls;		/* keyed calls since the key (re)started */
 	uint64_t n;		/* elements */
-	int32_t exp;		/* e of the last call (0 without scale) */
-	int32_t next_exp;	/* e of the next call */
+	int32_t exp;		/* e of the last call (0 without scale; the
+				 * first segment's) */
+	int32_t next_exp;	/* e of the next call (the first segment's) */
 	uint64_t ef_bytes;	/* residual memory (0 without EF) */
 	/* the last call: values this rank quantised, the nonzero ones among
 	 * them, and those Q made zero */
@@ -422,6 +439,11 @@ int incnn_comm_bucket_info(const struct incnn_comm *comm, uint64_t key,
  * but every rank must do it before the same call (its next call agrees
  * on e through the store). 0 or -ENOENT. */
 int incnn_comm_bucket_forget(struct incnn_comm *comm, uint64_t key);
+/* @key's segments' e of the next call into @exp[0..min(len, segments))
+ * (0 without scale); returns the number of segments, -ENOENT or
+ * -EINVAL as incnn_comm_bucket_info(). */
+int incnn_comm_bucket_exps(const struct incnn_comm *comm, uint64_t key,
+			   int32_t *exp, size_t len);
 
 struct incnn_bucket_stats {
 	int32_t scale;		/* the communicator's setting, 0 or 1 */
