@@ -329,13 +329,31 @@ static void bk_all_codecs(struct __test_metadata *_metadata, size_t nseg)
 	EXPECT_LE(3, cases);
 }
 
-TEST(replicas_every_lossy_codec)
+/* 16 jobs of 4 ranks each: more than the harness's 30 s on a loaded
+ * machine, so with a fixture (nothing in it) and its own timeout */
+FIXTURE(bk) {
+	int unused;
+};
+
+/* (the harness's setup and teardown have no prototypes) */
+FIXTURE_SETUP(bk);
+FIXTURE_TEARDOWN(bk);
+
+FIXTURE_SETUP(bk)
+{
+}
+
+FIXTURE_TEARDOWN(bk)
+{
+}
+
+TEST_F_TIMEOUT(bk, replicas_every_lossy_codec, 300)
 {
 	bk_all_codecs(_metadata, 0);
 }
 
 /* The same with a 2^e per segment (incnn_allreduce_bucket_seg) */
-TEST(replicas_every_lossy_codec_per_segment)
+TEST_F_TIMEOUT(bk, replicas_every_lossy_codec_per_segment, 300)
 {
 	bk_all_codecs(_metadata, BK_SEGS);
 }
@@ -360,8 +378,10 @@ TEST(settings_mismatch)
 	j.arg = &s;
 	ASSERT_EQ(0, job_run(&j, x));
 	for (int r = 0; r < 4; r++) {
-		EXPECT_EQ(-EPROTO, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
-		EXPECT_NE(NULL, strstr(x[r].err, "disagree"))
+		/* its own finding, or the first finder's, relayed */
+		EXPECT_TRUE(x[r].ret == -EPROTO || x[r].ret == -ECONNABORTED)
+			TH_LOG("rank %d: %d %s", r, x[r].ret, x[r].err);
+		EXPECT_NE(NULL, strstr(x[r].err, "ranks disagree on keyed-call settings"))
 			TH_LOG("rank %d: %s", r, x[r].err);
 		free(s.out[r][0]);
 	}
@@ -389,7 +409,8 @@ TEST(segments_mismatch)
 	j.fn = seg_mismatch_fn;
 	ASSERT_EQ(0, job_run(&j, x));
 	for (int r = 0; r < 3; r++) {
-		EXPECT_EQ(-EPROTO, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
+		EXPECT_TRUE(x[r].ret == -EPROTO || x[r].ret == -ECONNABORTED)
+			TH_LOG("rank %d: %d %s", r, x[r].ret, x[r].err);
 		EXPECT_NE(NULL, strstr(x[r].err, "disagree on a keyed call's segments"))
 			TH_LOG("rank %d: %s", r, x[r].err);
 	}
@@ -464,15 +485,25 @@ static void bad_fn(struct rank_ctx *x)
 	x->ret = incnn_allreduce_bucket(x->comm, b, 8, 5, 1.0f);
 }
 
-/* an empty segment list with a pointer, or too many: refused */
-static void bad_seg_fn(struct rank_ctx *x)
+/* a segment list with a pointer and no segments: refused */
+static void bad_seg0_fn(struct rank_ctx *x)
 {
 	const size_t seg[1] = { 8 };
 	float b[8] = { 0 };
 
+	x->ret = incnn_allreduce_bucket_seg(x->comm, b, 8, 5, 0, seg, 0);
+}
+
+/* more than INCNN_BUCKET_SEG_MAX segments: refused */
+static void bad_segmax_fn(struct rank_ctx *x)
+{
+	size_t *seg = calloc(INCNN_BUCKET_SEG_MAX + 1, sizeof(*seg));
+	float b[8] = { 0 };
+
+	seg[0] = 8;
 	x->ret = incnn_allreduce_bucket_seg(x->comm, b, 8, 5, 0, seg,
-					    x->rank ? INCNN_BUCKET_SEG_MAX + 1 :
-					    0);
+					    INCNN_BUCKET_SEG_MAX + 1);
+	free(seg);
 }
 
 static void bad_div_fn(struct rank_ctx *x)
@@ -485,37 +516,34 @@ static void bad_div_fn(struct rank_ctx *x)
 
 /* segments that do not add up, an infinite divisor: EINVAL, the job
  * fails; NULL is EINVAL */
-TEST(bad_arguments)
+/* A job of @N ranks running @fn where rank 0 fails with -EINVAL saying
+ * @why (and the others fail) */
+static void bad_job(struct __test_metadata *_metadata,
+		    void (*fn)(struct rank_ctx *), const char *why, int N)
 {
 	struct rank_ctx x[MAX_RANKS];
 	struct job j;
 
+	ebq_job(&j, N, 8, -1, -1);
+	j.cfg.timeout_ms = 5000;
+	j.fn = fn;
+	ASSERT_EQ(0, job_run(&j, x));
+	EXPECT_EQ(-EINVAL, x[0].ret) TH_LOG("%s", x[0].err);
+	for (int r = 1; r < N; r++) {
+		EXPECT_NE(0, x[r].ret);
+	}
+	EXPECT_NE(NULL, strstr(x[0].err, why)) TH_LOG("rank 0: %s", x[0].err);
+}
+
+TEST(bad_arguments)
+{
 	EXPECT_EQ(-EINVAL, incnn_allreduce_bucket(NULL, NULL, 0, 0, 0));
 	EXPECT_EQ(-EINVAL, incnn_comm_bucket_exps(NULL, 0, NULL, 0));
-	ebq_job(&j, 2, 8, -1, -1);
-	j.cfg.timeout_ms = 5000;
-	j.fn = bad_fn;
-	ASSERT_EQ(0, job_run(&j, x));
-	EXPECT_EQ(-EINVAL, x[0].ret) TH_LOG("%s", x[0].err);
-	EXPECT_NE(0, x[1].ret);
-	EXPECT_NE(NULL, strstr(x[0].err, "invalid segments"))
-		TH_LOG("rank 0: %s", x[0].err);
+	bad_job(_metadata, bad_fn, "invalid segments", 2);
 	/* the divisor: one rank's infinite one */
-	ebq_job(&j, 2, 8, -1, -1);
-	j.cfg.timeout_ms = 5000;
-	j.fn = bad_div_fn;
-	ASSERT_EQ(0, job_run(&j, x));
-	EXPECT_EQ(-EINVAL, x[0].ret) TH_LOG("%s", x[0].err);
-	EXPECT_NE(0, x[1].ret);
-	EXPECT_NE(NULL, strstr(x[0].err, "invalid divisor"))
-		TH_LOG("rank 0: %s", x[0].err);
-	ebq_job(&j, 2, 8, -1, -1);
-	j.cfg.timeout_ms = 5000;
-	j.fn = bad_seg_fn;
-	ASSERT_EQ(0, job_run(&j, x));
-	for (int r = 0; r < 2; r++) {
-		EXPECT_EQ(-EINVAL, x[r].ret) TH_LOG("%s", x[r].err);
-	}
+	bad_job(_metadata, bad_div_fn, "invalid divisor", 2);
+	bad_job(_metadata, bad_seg0_fn, "invalid segments", 1);
+	bad_job(_metadata, bad_segmax_fn, "invalid segments", 1);
 }
 
 /* INCNN_SCALE and INCNN_ERROR_FEEDBACK: spelling, and a clear refusal */
