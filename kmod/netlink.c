@@ -371,10 +371,10 @@ static int incnn_put_flow(struct sk_buff *msg, struct incnn_flow *f)
 	orig = f->bytes_orig;
 	wire = f->bytes_wire;
 	spin_unlock_bh(&f->lock);
-	if (nla_put_in_addr(msg, INCNN_FLOW_A_SADDR, f->saddr) ||
-	    nla_put_in_addr(msg, INCNN_FLOW_A_DADDR, f->daddr) ||
-	    nla_put_be16(msg, INCNN_FLOW_A_SPORT, f->sport) ||
-	    nla_put_be16(msg, INCNN_FLOW_A_DPORT, f->dport) ||
+	if (nla_put_in_addr(msg, INCNN_FLOW_A_SADDR, f->t.saddr.s6_addr32[0]) ||
+	    nla_put_in_addr(msg, INCNN_FLOW_A_DADDR, f->t.daddr.s6_addr32[0]) ||
+	    nla_put_be16(msg, INCNN_FLOW_A_SPORT, f->t.sport) ||
+	    nla_put_be16(msg, INCNN_FLOW_A_DPORT, f->t.dport) ||
 	    nla_put_u32(msg, INCNN_FLOW_A_FLAGS, flags) ||
 	    nla_put_u32(msg, INCNN_FLOW_A_ANCHOR, anchor) ||
 	    nla_put_u8(msg, INCNN_FLOW_A_DSCP, f->dscp) ||

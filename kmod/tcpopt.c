@@ -66,8 +66,8 @@ int incnn_tcpopt_add(struct sk_buff *skb, u16 codecs)
 	put_unaligned_be16(codecs, opt + 6);
 	th = tcp_hdr(skb);
 	th->doff += INCNN_TCPOPT_LEN / 4;
-	incnn_ipv4_set_len(skb);
-	incnn_tcp4_fix_csum(skb);
+	incnn_l3_set_len(skb);
+	incnn_tcp_fix_csum(skb);
 	return 0;
 }
 
