@@ -311,6 +311,7 @@ int incnn_tcpopt_add(struct sk_buff *skb, u16 codecs);
 bool incnn_tcpopt_signed(const struct tcphdr *th);
 void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer);
 int incnn_tcpopt_frame_find(const struct sk_buff *skb);
+int incnn_tcpopt_frame_at(const struct tcphdr *th);
 bool incnn_tcpopt_frame_room(const struct sk_buff *skb);
 
 /*
@@ -397,7 +398,8 @@ bool incnn_grid_cuts(struct incnn_net *in, struct incnn_flow *f,
 unsigned int incnn_grid_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 			    unsigned int plen);
 
-/* hooks */
+/* hooks; egress: late in POST_ROUTING (netns.c) */
+#define INCNN_PRI_TX	250
 unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
 				 const struct nf_hook_state *state);
 unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,

@@ -4,11 +4,13 @@
  * payload length, and the local socket an incoming segment is for.
  */
 #include <linux/ipv6.h>
+#include <linux/netfilter_ipv6.h>
 #include <linux/tcp.h>
 #include <net/ipv6.h>
 #include <net/addrconf.h>
 #include <net/inet6_hashtables.h>
 #include <net/l3mdev.h>
+#include <net/netfilter/ipv6/nf_defrag_ipv6.h>
 #include <net/tcp.h>
 
 #include "incnn.h"
@@ -92,4 +94,62 @@ bool incnn_ipv6_sk_listener(struct net *net, const struct sk_buff *skb)
 	return inet6_lookup_listener(net, &tcp_hashinfo, NULL, 0, &h->saddr,
 				     th->source, &h->daddr, ntohs(th->dest),
 				     dif, sdif);
+}
+
+/*
+ * The same hooks as IPv4's (netns.c), at the same points and
+ * priorities: NF_IP6_PRI_FIRST is NF_IP_PRI_FIRST, and the ingress hook
+ * runs after IPv6 defrag (NF_IP6_PRI_CONNTRACK_DEFRAG, -400), before the
+ * raw table (-300) and conntrack (-200).
+ */
+static const struct nf_hook_ops incnn_nf6_ops[] = {
+	{
+		.hook = incnn_tx_align_hook,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_LOCAL_OUT,
+		.priority = NF_IP6_PRI_FIRST,
+	},
+	{
+		.hook = incnn_tx_hook,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_POST_ROUTING,
+		.priority = INCNN_PRI_TX,
+	},
+	{
+		.hook = incnn_rx_hook,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP6_PRI_RAW - 10,
+	},
+};
+
+/*
+ * IPv6 in a new netns: fragments reassembled before the ingress hook
+ * (nf_defrag_ipv6, conntrack or not, as for IPv4), then the hooks. On a
+ * kernel booted with ipv6.disable=1 there is no IPv6 traffic to see: the
+ * module then works on IPv4 alone (said once at load, main.c).
+ */
+int incnn_ipv6_net_init(struct net *net)
+{
+	int err;
+
+	if (!ipv6_mod_enabled())
+		return 0;
+	err = nf_defrag_ipv6_enable(net);
+	if (err)
+		return err;
+	err = nf_register_net_hooks(net, incnn_nf6_ops,
+				    ARRAY_SIZE(incnn_nf6_ops));
+	if (err)
+		nf_defrag_ipv6_disable(net);
+	return err;
+}
+
+/* pre_exit, as for IPv4 (netns.c) */
+void incnn_ipv6_net_exit(struct net *net)
+{
+	if (!ipv6_mod_enabled())
+		return;
+	nf_unregister_net_hooks(net, incnn_nf6_ops, ARRAY_SIZE(incnn_nf6_ops));
+	nf_defrag_ipv6_disable(net);
 }

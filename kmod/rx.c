@@ -15,6 +15,7 @@
 #include <net/inet_hashtables.h>
 #include <net/l3mdev.h>
 #include <net/tcp.h>
+#include <net/addrconf.h>
 
 #include "incnn.h"
 #include "codec/frame.h"
@@ -360,6 +361,25 @@ static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
 	return true;
 }
 
+/*
+ * A segment behind IPv6 extension headers (@thoff: its TCP header): no
+ * handshake or frame of it is handled. No incnn sender frames such a
+ * segment, but one with the frame option to a local address (a path that
+ * added headers, a forged frame) is dropped (rx_drop_exthdr): a frame
+ * never reaches TCP undecoded. Anything else passes untouched.
+ */
+static unsigned int rx_exthdr(struct incnn_net *in, const struct sk_buff *skb,
+			      unsigned int thoff)
+{
+	const struct tcphdr *th = (const struct tcphdr *)(skb->data + thoff);
+
+	if (th->syn || incnn_tcpopt_frame_at(th) < 0 ||
+	    !ipv6_chk_addr(in->net, &ipv6_hdr(skb)->daddr, skb->dev, 0))
+		return NF_ACCEPT;
+	incnn_stat_inc(in, INCNN_STAT_RX_DROP_EXTHDR);
+	return NF_DROP;
+}
+
 static unsigned int rx_hook(struct sk_buff *skb,
 			    const struct nf_hook_state *state)
 {
@@ -369,9 +389,13 @@ static unsigned int rx_hook(struct sk_buff *skb,
 	struct incnn_tuple t;
 	struct incnn_flow *f;
 	unsigned int thoff;
+	enum incnn_l3 l3;
 	int opt;
 
-	if (incnn_tcp_pull(skb, &thoff) != INCNN_L3_TCP)
+	l3 = incnn_tcp_pull(skb, &thoff);
+	if (l3 == INCNN_L3_EXTHDR)
+		return rx_exthdr(in, skb, thoff);
+	if (l3 != INCNN_L3_TCP)
 		return NF_ACCEPT;	/* not ours, or TCP drops it */
 	th = tcp_hdr(skb);
 	cfg = rcu_dereference(in->cfg);

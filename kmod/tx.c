@@ -525,6 +525,46 @@ sent:
 	return tx_verdict_err(err);
 }
 
+/*
+ * A segment behind IPv6 extension headers (a socket's IPV6_HOPOPTS,
+ * IPV6_RTHDR, ...; @thoff: its TCP header): none is handled, so its SYN
+ * is neither learned nor offers rx, and nothing of it is compressed. A
+ * marked data segment goes raw (tx_raw_exthdr); one of a flow that
+ * already compresses with a lossy codec is dropped (tx_drop_exthdr): its
+ * bytes must never reach the peer both quantised and original, and such
+ * a flow fails loudly rather than deliver that.
+ */
+static unsigned int tx_exthdr(struct incnn_net *in,
+			      const struct incnn_config *cfg,
+			      struct sk_buff *skb, unsigned int thoff)
+{
+	const struct tcphdr *th = (const struct tcphdr *)(skb->data + thoff);
+	unsigned int hlen = thoff + th->doff * 4;
+	u8 dscp = incnn_l3_dsfield(skb) >> 2;
+	const struct incnn_codec *c;
+	struct incnn_tuple t;
+	struct incnn_flow *f;
+	u32 flags;
+
+	if (th->syn || skb->len <= hlen)
+		return NF_ACCEPT;
+	incnn_tuple_out(skb, &t);
+	f = incnn_flow_lookup(in, &t);
+	flags = f ? READ_ONCE(f->flags) : 0;
+	c = flags & INCNN_FLOW_F_ANCHORED ? incnn_codec_get(f->rule.codec) :
+	    NULL;
+	if (c && c->lossy && (flags & INCNN_FLOW_F_PEER_RX)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_DROP_EXTHDR);
+		return NF_DROP;
+	}
+	if (cfg->tx && cfg->rules[dscp].codec) {
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_EXTHDR);
+		incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
+		incnn_stat_add(in, INCNN_STAT_TX_BYTES, skb->len - hlen);
+	}
+	return NF_ACCEPT;
+}
+
 static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 			    const struct nf_hook_state *state)
 {
@@ -533,17 +573,21 @@ static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 	const struct tcphdr *th;
 	struct incnn_tuple t;
 	struct incnn_flow *f;
+	enum incnn_l3 l3;
 	enum tx_mode mode;
 	unsigned int hlen;
 	enum incnn_simd simd;
 	bool ok;
 	u8 dscp;
 
-	if (incnn_tcp_pull(skb, &hlen) != INCNN_L3_TCP)
+	l3 = incnn_tcp_pull(skb, &hlen);
+	if (l3 == INCNN_L3_NONE)
 		return NF_ACCEPT;
-	th = tcp_hdr(skb);
-	hlen = skb_transport_offset(skb) + th->doff * 4;
 	cfg = rcu_dereference(in->cfg);
+	if (l3 == INCNN_L3_EXTHDR)
+		return tx_exthdr(in, cfg, skb, hlen);
+	th = tcp_hdr(skb);
+	hlen += th->doff * 4;
 
 	if (th->syn)
 		return tx_syn(in, cfg, skb);
