@@ -92,6 +92,11 @@ bg nsx "$NS_B" "$XFER" serve -b "$ADDR_B" -p "$SPORT" -T 0x28 \
 	-n $((REUSE + 1)) "$TMP/f.bin"
 spid=$BG_PID
 wait_listen "$NS_B" "$SPORT" || fail "server listens"
+# B's flow of each closed connection must outlive the next round, the
+# first one's included (a flow that expired is created anew, not reset):
+# a loaded host can take longer than the default close-timeout (10 s)
+# between two rounds
+incctl "$NS_B" set close-timeout 600
 fetch() { # name
 	timeout "$XFER_TIMEOUT" nsenter --net="/run/netns/$NS_A" \
 		"$XFER" fetch -c "$ADDR_B" -p "$SPORT" -B "$LPORT" -T 0x28 \
@@ -108,10 +113,6 @@ pre0=$(jnum "$s" tx_raw_pre_anchor)
 reset0=$(jnum "$s" flows_reset)
 [ "$framed0" -ge 1 ] || fail "normal handshake: server framed ($framed0)"
 nsx "$NS_B" sysctl -qw net.ipv4.tcp_syncookies=2
-# B's flow of the closed connection must outlive the next round (a flow
-# that expired is created anew, not reset): a loaded host can take longer
-# than the default close-timeout (10 s) per round
-incctl "$NS_B" set close-timeout 600
 bad=0
 for i in $(seq 1 $REUSE); do
 	nap 0.2

@@ -10,7 +10,7 @@
 # does not write the cookie into out.bin. Also prints the throughput of
 # plain and marked iperf3 runs, over INCNN_FAMILY's addresses.
 #
-# IPERF_AB=N (not in make check): then N rounds more, each a marked run
+# INCNN_IPERF_AB=N (not in make check): then N rounds more, each a marked run
 # over IPv4 and one over IPv6 (alternating, in this one VM), and the ratio
 # of the IPv6 goodput to the IPv4 one (medians), for docs/results.md.
 #
@@ -126,27 +126,27 @@ else
 	skip "iperf3 -F: anchor" "no transfer"
 fi
 
-# --- IPERF_AB: marked goodput, IPv6 against IPv4 -----------------------------
-if [ "${IPERF_AB:-0}" -gt 0 ]; then
+# --- INCNN_IPERF_AB: marked goodput, IPv6 against IPv4 -----------------------------
+if [ "${INCNN_IPERF_AB:-0}" -gt 0 ]; then
 	SERVER_ARGS=()
 	r4=() r6=()
-	for i in $(seq 1 "$IPERF_AB"); do
+	for i in $(seq 1 "$INCNN_IPERF_AB"); do
 		for fam in 4 6; do
 			to=$ADDR4_B
 			[ $fam = 6 ] && to=$ADDR6_B
 			if IPERF_TO=$to iperf "ab$fam-$i" -t 3 --tos 0x28 -F "$TMP/grads.bin"; then
 				r=$(rate "$TMP/ab$fam-$i.client")
-				info "IPERF_AB round $i IPv$fam marked: ${r:-?}"
+				info "INCNN_IPERF_AB round $i IPv$fam marked: ${r:-?}"
 				[ $fam = 4 ] && r4+=("${r%% *}") || r6+=("${r%% *}")
 			else
-				fail "IPERF_AB round $i IPv$fam run" "$(tail -n 5 "$TMP/ab$fam-$i.client")"
+				fail "INCNN_IPERF_AB round $i IPv$fam run" "$(tail -n 5 "$TMP/ab$fam-$i.client")"
 			fi
 		done
 	done
 	med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 	m4=$(med "${r4[@]}")
 	m6=$(med "${r6[@]}")
-	ok "IPERF_AB: marked goodput, median of ${#r4[@]}/${#r6[@]} rounds: IPv4 $m4 Mbit/s, IPv6 $m6 Mbit/s, IPv6/IPv4 $(awk -v a="$m6" -v b="$m4" 'BEGIN { printf "%.3f", b ? a / b : 0 }')"
+	ok "INCNN_IPERF_AB: marked goodput, median of ${#r4[@]}/${#r6[@]} rounds: IPv4 $m4 Mbit/s, IPv6 $m6 Mbit/s, IPv6/IPv4 $(awk -v a="$m6" -v b="$m4" 'BEGIN { printf "%.3f", b ? a / b : 0 }')"
 fi
 
 ktap_finish
