@@ -205,6 +205,7 @@ setup_pair() {
 	ADDR4_B=10.66.$SUBNET.2
 	ADDR6_A=fd00:66:$SUBNET::1
 	ADDR6_B=fd00:66:$SUBNET::2
+	# shellcheck disable=SC2034 # used by the scripts that source netns.sh
 	ADDR_A=$(pick_family "$ADDR4_A" "$ADDR6_A")
 	ADDR_B=$(pick_family "$ADDR4_B" "$ADDR6_B")
 	new_ns "$NS_A" && new_ns "$NS_B" &&
