@@ -234,8 +234,8 @@ static int align_apply(struct sock *sk, struct sk_buff *skb,
 			sh->gso_segs = DIV_ROUND_UP(len, sh->gso_size);
 		}
 	}
-	incnn_ipv4_set_len(skb);
-	incnn_tcp4_fix_csum(skb);
+	incnn_l3_set_len(skb);
+	incnn_tcp_fix_csum(skb);
 	return 0;
 }
 
@@ -252,7 +252,7 @@ static struct incnn_flow *align_flow(struct incnn_net *in,
 {
 	const struct incnn_config *cfg = rcu_dereference(in->cfg);
 	const u32 want = INCNN_FLOW_F_ANCHORED | INCNN_FLOW_F_PEER_RX;
-	u8 dscp = ipv4_get_dsfield(ip_hdr(skb)) >> 2, codec;
+	u8 dscp = incnn_l3_dsfield(skb) >> 2, codec;
 	bool marked = cfg->tx && cfg->rules[dscp].codec;
 	const struct incnn_codec *c;
 	struct incnn_flow *f;
@@ -304,10 +304,11 @@ static unsigned int align_hook(struct incnn_net *in, struct sk_buff *skb)
 	u32 seq, end;
 	bool ok;
 
-	if (skb_network_offset(skb) || !incnn_ipv4_tcp_pull(skb))
+	if (skb_network_offset(skb) ||
+	    incnn_tcp_pull(skb, &hlen) != INCNN_L3_TCP)
 		return NF_ACCEPT;
 	th = tcp_hdr(skb);
-	hlen = skb_transport_offset(skb) + th->doff * 4;
+	hlen += th->doff * 4;
 	if (th->syn || th->rst || skb->len <= hlen ||
 	    incnn_tcpopt_signed(th))
 		return NF_ACCEPT;
@@ -384,7 +385,7 @@ static bool align_locked_pass(const struct sk_buff *skb,
 	if (!(out && netif_is_l3_master(out)) &&
 	    (skb->dev || (out && netif_is_l3_slave(out))))
 		return false;
-	e = rcu_dereference(state->net->nf.hooks_ipv4[NF_INET_LOCAL_OUT]);
+	e = incnn_l3_hooks(state);
 	return e && e->num_hook_entries &&
 	       e->hooks[0].hook == incnn_tx_align_hook;
 }

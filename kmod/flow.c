@@ -34,26 +34,32 @@
 #define INCNN_EMBRYO_MIN	16
 #define INCNN_EVICT_TRIES	8
 
-static u32 flow_hash(const struct incnn_flow_table *t, __be32 saddr,
-		     __be32 daddr, __be16 sport, __be16 dport)
+/* IPv4: three words, as before IPv6; IPv6: both addresses too */
+static u32 flow_hash(const struct incnn_flow_table *t,
+		     const struct incnn_tuple *k)
 {
-	return jhash_3words((__force u32)saddr, (__force u32)daddr,
-			    ((__force u32)sport << 16) | (__force u32)dport,
-			    t->seed) & ((1 << INCNN_FLOW_HASH_BITS) - 1);
+	u32 ports = ((__force u32)k->sport << 16) | (__force u32)k->dport;
+	u32 h;
+
+	if (k->family == AF_INET)
+		h = jhash_3words((__force u32)k->saddr.s6_addr32[0],
+				 (__force u32)k->daddr.s6_addr32[0], ports,
+				 t->seed);
+	else
+		h = jhash2((const u32 *)&k->saddr, 4,
+			   jhash2((const u32 *)&k->daddr, 4, t->seed ^ ports));
+	return h & ((1 << INCNN_FLOW_HASH_BITS) - 1);
 }
 
-struct incnn_flow *incnn_flow_lookup(struct incnn_net *in, __be32 saddr,
-				     __be32 daddr, __be16 sport,
-				     __be16 dport)
+struct incnn_flow *incnn_flow_lookup(struct incnn_net *in,
+				     const struct incnn_tuple *k)
 {
 	struct hlist_head *b;
 	struct incnn_flow *f;
 
-	b = &in->flows->buckets[flow_hash(in->flows, saddr, daddr, sport,
-					  dport)];
+	b = &in->flows->buckets[flow_hash(in->flows, k)];
 	hlist_for_each_entry_rcu(f, b, node)
-		if (f->saddr == saddr && f->daddr == daddr &&
-		    f->sport == sport && f->dport == dport)
+		if (incnn_tuple_eq(&f->t, k))
 			return f;
 	return NULL;
 }
@@ -92,15 +98,10 @@ static void flow_del(struct incnn_flow_table *t, struct incnn_flow *f)
  */
 static bool flow_has_sock(struct net *net, const struct incnn_flow *f)
 {
-	int dif = READ_ONCE(f->bound_if);
 	struct sock *sk;
 	bool live;
 
-	rcu_read_lock();
-	/* 6.1: one global table (6.2 moved it to tcp_death_row.hashinfo) */
-	sk = __inet_lookup_established(net, &tcp_hashinfo, f->daddr, f->dport,
-				       f->saddr, ntohs(f->sport), dif, dif);
-	rcu_read_unlock();
+	sk = incnn_tuple_sk(net, &f->t, READ_ONCE(f->bound_if));
 	if (!sk)
 		return false;
 	live = sk->sk_state != TCP_TIME_WAIT;
@@ -157,18 +158,17 @@ static u32 flow_embryo_max(const struct incnn_config *cfg)
  */
 struct incnn_flow *incnn_flow_get(struct incnn_net *in,
 				  const struct incnn_config *cfg,
-				  __be32 saddr, __be32 daddr, __be16 sport,
-				  __be16 dport)
+				  const struct incnn_tuple *k)
 {
 	struct incnn_flow_table *t = in->flows;
 	struct incnn_flow *f;
 
-	f = incnn_flow_lookup(in, saddr, daddr, sport, dport);
+	f = incnn_flow_lookup(in, k);
 	if (f)
 		return f;
 
 	spin_lock_bh(&t->lock);
-	f = incnn_flow_lookup(in, saddr, daddr, sport, dport);
+	f = incnn_flow_lookup(in, k);
 	if (f)
 		goto out;
 	if ((t->embryonic >= flow_embryo_max(cfg) ||
@@ -185,14 +185,10 @@ struct incnn_flow *incnn_flow_get(struct incnn_net *in,
 	if (!f)
 		goto out;
 	spin_lock_init(&f->lock);
-	f->saddr = saddr;
-	f->daddr = daddr;
-	f->sport = sport;
-	f->dport = dport;
+	f->t = *k;
 	f->last = jiffies;
 	f->gc_next = jiffies;
-	hlist_add_head_rcu(&f->node, &t->buckets[flow_hash(t, saddr, daddr,
-							   sport, dport)]);
+	hlist_add_head_rcu(&f->node, &t->buckets[flow_hash(t, k)]);
 	list_add_tail(&f->embryo, &t->embryo);
 	t->embryonic++;
 	t->count++;

@@ -122,12 +122,11 @@ static void grid_anchor(struct incnn_flow *f, const struct incnn_config *cfg,
 struct incnn_flow *incnn_grid_flow(struct incnn_net *in,
 				   const struct sk_buff *skb)
 {
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
+	struct incnn_tuple t;
 	struct incnn_flow *f;
 
-	f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
-			      th->dest);
+	incnn_tuple_out(skb, &t);
+	f = incnn_flow_lookup(in, &t);
 	if (!f || !(READ_ONCE(f->flags) & INCNN_FLOW_F_ISN))
 		return NULL;
 	return f;
@@ -270,7 +269,7 @@ bool incnn_grid_cuts(struct incnn_net *in, struct incnn_flow *f,
 unsigned int incnn_grid_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 			    unsigned int plen)
 {
-	unsigned int mtu = ip_skb_dst_mtu(skb->sk, skb), room;
+	unsigned int mtu = incnn_l3_mtu(skb), room;
 	s64 end;
 
 	if (skb->len <= mtu || skb_is_gso(skb) || mtu <= hlen + 4)
@@ -282,7 +281,7 @@ unsigned int incnn_grid_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 	__skb_trim(skb, hlen + (end - pos));
 	/* the FIN follows the bytes left out: it comes with them later */
 	tcp_hdr(skb)->fin = 0;
-	incnn_ipv4_set_len(skb);
-	incnn_tcp4_fix_csum(skb);
+	incnn_l3_set_len(skb);
+	incnn_tcp_fix_csum(skb);
 	return end - pos;
 }

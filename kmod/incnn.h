@@ -13,6 +13,9 @@
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 #include <linux/netfilter.h>
+#include <linux/in6.h>
+#include <linux/ip.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <linux/incnn.h>
 #include <net/netns/generic.h>
@@ -79,6 +82,33 @@ struct incnn_pcpu_stats {
 				  INCNN_FLOW_F_RX_V2 |			\
 				  INCNN_FLOW_F_PEER_V2)
 
+/*
+ * A flow's tuple, local -> peer. An IPv4 address is in s6_addr32[0], the
+ * rest zero; @family (AF_INET, AF_INET6) tells them apart, so an IPv6
+ * address never equals an IPv4 one. IPv4-mapped addresses of dual-stack
+ * sockets never appear: such a socket sends IPv4.
+ */
+struct incnn_tuple {
+	struct in6_addr saddr;
+	struct in6_addr daddr;
+	__be16 sport;
+	__be16 dport;
+	u8 family;
+};
+
+static inline bool incnn_tuple_eq(const struct incnn_tuple *a,
+				  const struct incnn_tuple *b)
+{
+	if (a->family != b->family || a->sport != b->sport ||
+	    a->dport != b->dport)
+		return false;
+	if (a->family == AF_INET)
+		return a->saddr.s6_addr32[0] == b->saddr.s6_addr32[0] &&
+		       a->daddr.s6_addr32[0] == b->daddr.s6_addr32[0];
+	return ipv6_addr_equal(&a->saddr, &b->saddr) &&
+	       ipv6_addr_equal(&a->daddr, &b->daddr);
+}
+
 /* raw cut floats a flow records before it goes raw for good */
 #define INCNN_RAW_MAX	8
 
@@ -87,11 +117,7 @@ struct incnn_flow {
 	struct list_head embryo;	/* on the table's embryo list */
 	struct rcu_head rcu;
 	spinlock_t lock;	/* flags, anchor, counters */
-	/* local -> peer */
-	__be32 saddr;
-	__be32 daddr;
-	__be16 sport;
-	__be16 dport;
+	struct incnn_tuple t;	/* local -> peer */
 	u32 flags;
 	u32 isn;		/* our initial sequence number */
 	u32 anchor;		/* stream offset of the first marked byte */
@@ -232,13 +258,11 @@ void incnn_scratch_exit(void);
 /* flows */
 int incnn_flows_init(struct incnn_net *in);
 void incnn_flows_exit(struct incnn_net *in);
-struct incnn_flow *incnn_flow_lookup(struct incnn_net *in, __be32 saddr,
-				     __be32 daddr, __be16 sport,
-				     __be16 dport);
+struct incnn_flow *incnn_flow_lookup(struct incnn_net *in,
+				     const struct incnn_tuple *t);
 struct incnn_flow *incnn_flow_get(struct incnn_net *in,
 				  const struct incnn_config *cfg,
-				  __be32 saddr, __be32 daddr, __be16 sport,
-				  __be16 dport);
+				  const struct incnn_tuple *t);
 void incnn_flows_flush(struct incnn_net *in);
 bool incnn_flow_pin(struct incnn_flow *f);
 void incnn_flow_confirm(struct incnn_net *in, struct incnn_flow *f);
@@ -287,14 +311,58 @@ int incnn_tcpopt_add(struct sk_buff *skb, u16 codecs);
 bool incnn_tcpopt_signed(const struct tcphdr *th);
 void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer);
 int incnn_tcpopt_frame_find(const struct sk_buff *skb);
+int incnn_tcpopt_frame_at(const struct tcphdr *th);
 bool incnn_tcpopt_frame_room(const struct sk_buff *skb);
 
-/* header, checksum and socket lookup helpers (ipv4.c) */
+/*
+ * Layer 3 (l3.c): what the datapath needs of the IP header, for both
+ * families; the family of an skb is its network header's version.
+ * ipv4.c and ipv6.c hold each family's part.
+ */
+enum incnn_l3 {
+	INCNN_L3_NONE,		/* not a TCP segment of ours to look at */
+	INCNN_L3_TCP,		/* TCP right after the IP header, pulled */
+	INCNN_L3_EXTHDR,	/* IPv6: TCP behind extension headers */
+};
+
+static inline bool incnn_l3_v6(const struct sk_buff *skb)
+{
+	return ip_hdr(skb)->version == 6;
+}
+
+enum incnn_l3 incnn_tcp_pull(struct sk_buff *skb, unsigned int *thoff);
+void incnn_l3_set_len(struct sk_buff *skb);
+void incnn_tcp_fix_csum(struct sk_buff *skb);
+void incnn_tcp_csum_partial(struct sk_buff *skb);
+u8 incnn_l3_dsfield(const struct sk_buff *skb);
+void incnn_l3_set_dscp(struct sk_buff *skb, u8 dsfield);
+unsigned int incnn_l3_mtu(struct sk_buff *skb);
+unsigned int incnn_l3_max_len(const struct sk_buff *skb);
+unsigned int incnn_l3_gso_type(const struct sk_buff *skb);
+void incnn_tuple_out(const struct sk_buff *skb, struct incnn_tuple *t);
+void incnn_tuple_in(const struct sk_buff *skb, struct incnn_tuple *t);
+struct sock *incnn_sk_established(struct net *net,
+				  const struct sk_buff *skb);
+bool incnn_sk_listener(struct net *net, const struct sk_buff *skb);
+struct sock *incnn_tuple_sk(struct net *net, const struct incnn_tuple *t,
+			    int dif);
+bool incnn_l3_csum_ok(struct sk_buff *skb, unsigned int hook);
+const struct nf_hook_entries *
+incnn_l3_hooks(const struct nf_hook_state *state);
+
+/* the families' parts (ipv4.c, ipv6.c) */
 bool incnn_ipv4_tcp_pull(struct sk_buff *skb);
 void incnn_ipv4_set_len(struct sk_buff *skb);
-void incnn_tcp4_fix_csum(struct sk_buff *skb);
 struct sock *incnn_ipv4_sk_established(struct net *net,
 				       const struct sk_buff *skb);
+bool incnn_ipv4_sk_listener(struct net *net, const struct sk_buff *skb);
+enum incnn_l3 incnn_ipv6_tcp_pull(struct sk_buff *skb, unsigned int *thoff);
+void incnn_ipv6_set_len(struct sk_buff *skb);
+struct sock *incnn_ipv6_sk_established(struct net *net,
+				       const struct sk_buff *skb);
+bool incnn_ipv6_sk_listener(struct net *net, const struct sk_buff *skb);
+int incnn_ipv6_net_init(struct net *net);
+void incnn_ipv6_net_exit(struct net *net);
 
 /*
  * The float grid of a compressed flow (grid.c), for align.c and tx.c:
@@ -330,7 +398,8 @@ bool incnn_grid_cuts(struct incnn_net *in, struct incnn_flow *f,
 unsigned int incnn_grid_fit(struct sk_buff *skb, s64 pos, unsigned int hlen,
 			    unsigned int plen);
 
-/* hooks */
+/* hooks; egress: late in POST_ROUTING (netns.c) */
+#define INCNN_PRI_TX	250
 unsigned int incnn_tx_align_hook(void *priv, struct sk_buff *skb,
 				 const struct nf_hook_state *state);
 unsigned int incnn_tx_hook(void *priv, struct sk_buff *skb,

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * IPv4-specific helpers: header fields and checksums after the payload of
+ * IPv4's part of l3.c: header fields and checksums after the payload of
  * a TCP segment changed, and the local socket an incoming segment is
- * for. IPv6 will get its own file.
+ * for. ipv6.c holds IPv6's.
  */
 #include <linux/ip.h>
 #include <linux/tcp.h>
 #include <net/ip.h>
+#include <net/route.h>
 #include <net/tcp.h>
 #include <net/checksum.h>
 #include <net/inet_hashtables.h>
@@ -39,36 +40,7 @@ void incnn_ipv4_set_len(struct sk_buff *skb)
 	ip_send_check(iph);
 }
 
-/*
- * Make the TCP checksum right for the segment as it is now. A
- * CHECKSUM_PARTIAL skb (local transmit) only needs the pseudo-header
- * sum; anything else gets the full checksum computed here and is marked
- * CHECKSUM_UNNECESSARY, since its bytes were verified or produced by us.
- */
-void incnn_tcp4_fix_csum(struct sk_buff *skb)
-{
-	const struct iphdr *iph = ip_hdr(skb);
-	struct tcphdr *th = tcp_hdr(skb);
-	unsigned int off = skb_transport_offset(skb);
-	unsigned int len = skb->len - off;
-
-	if (skb->ip_summed == CHECKSUM_PARTIAL) {
-		th->check = ~tcp_v4_check(len, iph->saddr, iph->daddr, 0);
-		return;
-	}
-	th->check = 0;
-	th->check = tcp_v4_check(len, iph->saddr, iph->daddr,
-				 skb_checksum(skb, off, len, 0));
-	skb->ip_summed = CHECKSUM_UNNECESSARY;
-	skb->csum_level = 0;
-}
-
-/*
- * The local socket of the established-hash tuple of an incoming segment
- * (a full socket, a request socket or a TIME_WAIT socket), referenced,
- * or NULL. Keyed by both addresses and ports, so it never matches
- * forwarded or masqueraded traffic.
- */
+/* incnn_sk_established() of an IPv4 segment */
 struct sock *incnn_ipv4_sk_established(struct net *net,
 				       const struct sk_buff *skb)
 {
@@ -81,4 +53,28 @@ struct sock *incnn_ipv4_sk_established(struct net *net,
 	return __inet_lookup_established(net, &tcp_hashinfo, iph->saddr,
 					 th->source, iph->daddr,
 					 ntohs(th->dest), dif, sdif);
+}
+
+/* incnn_sk_listener() of an IPv4 SYN */
+bool incnn_ipv4_sk_listener(struct net *net, const struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	const struct tcphdr *th = tcp_hdr(skb);
+	int dif = skb->dev ? skb->dev->ifindex : 0;
+	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
+	struct sock *sk;
+
+	/* the local table of the device's VRF, if any */
+	if ((skb->dev ? inet_dev_addr_type(net, skb->dev, iph->daddr) :
+		   inet_addr_type(net, iph->daddr)) != RTN_LOCAL)
+		return false;
+	/*
+	 * No skb: a reuseport BPF program would expect skb->data at the
+	 * TCP header; without one the listener is chosen by hash. The
+	 * device and its VRF (sdif), as TCP looks the socket up.
+	 */
+	sk = __inet_lookup_listener(net, &tcp_hashinfo, NULL, 0, iph->saddr,
+				    th->source, iph->daddr, ntohs(th->dest),
+				    dif, sdif);
+	return sk;	/* listeners are not referenced (SOCK_RCU_FREE) */
 }

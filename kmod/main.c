@@ -111,6 +111,8 @@ static int __init incnn_init(void)
 	err = incnn_genl_init();
 	if (err)
 		goto err_genl;
+	if (!ipv6_mod_enabled())
+		pr_info("IPv6 disabled (ipv6.disable=1): IPv4 only\n");
 	pr_info("loaded\n");
 	return 0;
 

@@ -357,6 +357,25 @@ static int incnn_reset_stats(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
+/*
+ * A flow's family and addresses: an IPv4 flow's as INCNN_FLOW_A_SADDR and
+ * _DADDR (as before IPv6), an IPv6 flow's as _SADDR6 and _DADDR6.
+ */
+static int incnn_put_flow_addrs(struct sk_buff *msg,
+				const struct incnn_tuple *t)
+{
+	if (nla_put_u8(msg, INCNN_FLOW_A_FAMILY, t->family))
+		return -EMSGSIZE;
+	if (t->family == AF_INET6)
+		return nla_put_in6_addr(msg, INCNN_FLOW_A_SADDR6, &t->saddr) ||
+		       nla_put_in6_addr(msg, INCNN_FLOW_A_DADDR6, &t->daddr) ?
+		       -EMSGSIZE : 0;
+	return nla_put_in_addr(msg, INCNN_FLOW_A_SADDR,
+			       t->saddr.s6_addr32[0]) ||
+	       nla_put_in_addr(msg, INCNN_FLOW_A_DADDR,
+			       t->daddr.s6_addr32[0]) ? -EMSGSIZE : 0;
+}
+
 static int incnn_put_flow(struct sk_buff *msg, struct incnn_flow *f)
 {
 	struct nlattr *nest = nla_nest_start(msg, INCNN_A_FLOW);
@@ -371,10 +390,9 @@ static int incnn_put_flow(struct sk_buff *msg, struct incnn_flow *f)
 	orig = f->bytes_orig;
 	wire = f->bytes_wire;
 	spin_unlock_bh(&f->lock);
-	if (nla_put_in_addr(msg, INCNN_FLOW_A_SADDR, f->saddr) ||
-	    nla_put_in_addr(msg, INCNN_FLOW_A_DADDR, f->daddr) ||
-	    nla_put_be16(msg, INCNN_FLOW_A_SPORT, f->sport) ||
-	    nla_put_be16(msg, INCNN_FLOW_A_DPORT, f->dport) ||
+	if (incnn_put_flow_addrs(msg, &f->t) ||
+	    nla_put_be16(msg, INCNN_FLOW_A_SPORT, f->t.sport) ||
+	    nla_put_be16(msg, INCNN_FLOW_A_DPORT, f->t.dport) ||
 	    nla_put_u32(msg, INCNN_FLOW_A_FLAGS, flags) ||
 	    nla_put_u32(msg, INCNN_FLOW_A_ANCHOR, anchor) ||
 	    nla_put_u8(msg, INCNN_FLOW_A_DSCP, f->dscp) ||

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Per network namespace state: configuration, statistics, flow table and
- * the two netfilter hooks.
+ * the netfilter hooks (IPv4 here, IPv6 in ipv6.c).
  */
 #include <linux/netfilter_ipv4.h>
 #include <linux/slab.h>
@@ -36,7 +36,6 @@ MODULE_PARM_DESC(superframes,
  * segment. Ingress: in PRE_ROUTING after defrag (-400), before the raw
  * table (-300) and conntrack (-200).
  */
-#define INCNN_PRI_TX	250
 #define INCNN_PRI_RX	(NF_IP_PRI_RAW - 10)
 
 static const struct nf_hook_ops incnn_nf_ops[] = {
@@ -109,8 +108,13 @@ static int __net_init incnn_net_init(struct net *net)
 				    ARRAY_SIZE(incnn_nf_ops));
 	if (err)
 		goto err_hooks;
+	err = incnn_ipv6_net_init(net);
+	if (err)
+		goto err_ipv6;
 	return 0;
 
+err_ipv6:
+	nf_unregister_net_hooks(net, incnn_nf_ops, ARRAY_SIZE(incnn_nf_ops));
 err_hooks:
 	nf_defrag_ipv4_disable(net);
 err_defrag:
@@ -132,6 +136,7 @@ err_cfg:
  */
 static void __net_exit incnn_net_pre_exit(struct net *net)
 {
+	incnn_ipv6_net_exit(net);
 	nf_unregister_net_hooks(net, incnn_nf_ops, ARRAY_SIZE(incnn_nf_ops));
 	nf_defrag_ipv4_disable(net);
 }

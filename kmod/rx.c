@@ -15,6 +15,7 @@
 #include <net/inet_hashtables.h>
 #include <net/l3mdev.h>
 #include <net/tcp.h>
+#include <net/addrconf.h>
 
 #include "incnn.h"
 #include "codec/frame.h"
@@ -30,36 +31,7 @@ static const enum incnn_stat rx_drop_stat[__INCNN_FRAME_ERR_MAX] = {
 
 static bool rx_csum_ok(struct sk_buff *skb, unsigned int hook)
 {
-	return !nf_ip_checksum(skb, hook, skb_transport_offset(skb),
-			       IPPROTO_TCP);
-}
-
-/*
- * Is there a listener for this SYN to a local address? A local
- * destination address is checked first: a wildcard listener must not
- * claim forwarded segments.
- */
-static bool rx_listener(struct net *net, const struct sk_buff *skb)
-{
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
-	int dif = skb->dev ? skb->dev->ifindex : 0;
-	int sdif = skb->dev ? l3mdev_master_ifindex_rcu(skb->dev) : 0;
-	struct sock *sk;
-
-	/* the local table of the device's VRF, if any */
-	if ((skb->dev ? inet_dev_addr_type(net, skb->dev, iph->daddr) :
-		   inet_addr_type(net, iph->daddr)) != RTN_LOCAL)
-		return false;
-	/*
-	 * No skb: a reuseport BPF program would expect skb->data at the
-	 * TCP header; without one the listener is chosen by hash. The
-	 * device and its VRF (sdif), as TCP looks the socket up.
-	 */
-	sk = __inet_lookup_listener(net, &tcp_hashinfo, NULL, 0, iph->saddr,
-				    th->source, iph->daddr, ntohs(th->dest),
-				    dif, sdif);
-	return sk;	/* listeners are not referenced (SOCK_RCU_FREE) */
+	return incnn_l3_csum_ok(skb, hook);
 }
 
 enum rx_syn_kind {
@@ -81,7 +53,7 @@ static enum rx_syn_kind rx_syn_kind(struct net *net,
 {
 	const struct tcphdr *th = tcp_hdr(skb);
 	enum rx_syn_kind kind = RX_SYN_STRIP;
-	struct sock *sk = incnn_ipv4_sk_established(net, skb);
+	struct sock *sk = incnn_sk_established(net, skb);
 
 	if (th->ack) {
 		if (!sk)
@@ -89,7 +61,7 @@ static enum rx_syn_kind rx_syn_kind(struct net *net,
 		if (sk_fullsock(sk) && sk->sk_state == TCP_SYN_SENT)
 			kind = RX_SYN_ACK;
 	} else if (!sk || sk->sk_state == TCP_TIME_WAIT) {
-		if (!rx_listener(net, skb))
+		if (!incnn_sk_listener(net, skb))
 			kind = sk ? RX_SYN_STRIP : RX_SYN_IGNORE;
 		else
 			kind = RX_SYN_NEW;
@@ -104,16 +76,14 @@ static void rx_syn_new(struct incnn_net *in, const struct incnn_config *cfg,
 		       const struct sk_buff *skb,
 		       const struct incnn_offer *offer)
 {
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th = tcp_hdr(skb);
-	u32 seq = ntohl(th->seq);
+	u32 seq = ntohl(tcp_hdr(skb)->seq);
+	struct incnn_tuple t;
 	struct incnn_flow *f;
 	bool reset = false;
 
-	f = offer->codecs ? incnn_flow_get(in, cfg, iph->daddr, iph->saddr,
-					   th->dest, th->source) :
-			    incnn_flow_lookup(in, iph->daddr, iph->saddr,
-					      th->dest, th->source);
+	incnn_tuple_in(skb, &t);
+	f = offer->codecs ? incnn_flow_get(in, cfg, &t) :
+			    incnn_flow_lookup(in, &t);
 	if (!f)
 		return;
 	spin_lock(&f->lock);
@@ -138,12 +108,12 @@ static void rx_syn_new(struct incnn_net *in, const struct incnn_config *cfg,
 static void rx_syn_ack(struct incnn_net *in, const struct sk_buff *skb,
 		       const struct incnn_offer *offer)
 {
-	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
+	struct incnn_tuple t;
 	struct incnn_flow *f;
 
-	f = incnn_flow_lookup(in, iph->daddr, iph->saddr, th->dest,
-			      th->source);
+	incnn_tuple_in(skb, &t);
+	f = incnn_flow_lookup(in, &t);
 	if (!f)
 		return;
 	spin_lock(&f->lock);
@@ -179,7 +149,7 @@ static void rx_syn(struct incnn_net *in, const struct incnn_config *cfg,
 	if (offer.seen) {
 		if (skb->ip_summed == CHECKSUM_PARTIAL)
 			skb->ip_summed = CHECKSUM_NONE;
-		incnn_tcp4_fix_csum(skb);
+		incnn_tcp_fix_csum(skb);
 	}
 	if (kind == RX_SYN_NEW)
 		rx_syn_new(in, cfg, skb, &offer);
@@ -217,10 +187,10 @@ static bool rx_frame_empty(struct incnn_net *in, struct sk_buff *skb,
 		return false;
 	}
 	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
-	incnn_ipv4_set_len(skb);
+	incnn_l3_set_len(skb);
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
 		skb->ip_summed = CHECKSUM_NONE;
-	incnn_tcp4_fix_csum(skb);
+	incnn_tcp_fix_csum(skb);
 	incnn_stat_inc(in, INCNN_STAT_RX_OUT_OF_WINDOW);
 	return true;
 }
@@ -237,7 +207,7 @@ static bool rx_frame_limits(struct incnn_net *in, struct sk_buff *skb,
 			    const struct incnn_frame_info *fi,
 			    unsigned int *cap, bool *drop)
 {
-	struct sock *sk = incnn_ipv4_sk_established(in->net, skb);
+	struct sock *sk = incnn_sk_established(in->net, skb);
 	bool ok = true;
 
 	*drop = false;
@@ -290,11 +260,11 @@ static int rx_frame_restore(struct incnn_net *in, struct sk_buff *skb,
 	memcpy(skb->data + hlen, s->buf, fi->orig_len);
 	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
 
-	ipv4_change_dsfield(ip_hdr(skb), INET_ECN_MASK, fi->dscp);
-	incnn_ipv4_set_len(skb);
+	incnn_l3_set_dscp(skb, fi->dscp);
+	incnn_l3_set_len(skb);
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
 		skb->ip_summed = CHECKSUM_NONE;
-	incnn_tcp4_fix_csum(skb);
+	incnn_tcp_fix_csum(skb);
 
 	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES);
 	incnn_stat_inc(in, INCNN_STAT_RX_FRAMES_V1);
@@ -323,11 +293,11 @@ static bool rx_frame(struct incnn_net *in, struct incnn_flow *f,
 	hlen = skb_transport_offset(skb) + tcp_hdr(skb)->doff * 4;
 	plen = skb->len - hlen;
 	/*
-	 * The restored segment must still fit in an IPv4 datagram: a frame
+	 * The restored segment must still fit in an IP datagram: a frame
 	 * whose orig_len does not is a LENGTH error ("larger than the
-	 * receiver can hold"), not a 16-bit tot_len that wraps around.
+	 * receiver can hold"), not a 16-bit length that wraps around.
 	 */
-	cap = IP_MAX_MTU - (hlen - skb_network_offset(skb));
+	cap = incnn_l3_max_len(skb) - (hlen - skb_network_offset(skb));
 	if (cap > sizeof(s->buf))
 		cap = sizeof(s->buf);
 	if (!plen) {
@@ -380,7 +350,7 @@ static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
 	struct sock *sk;
 
 	if (!f) {
-		sk = incnn_ipv4_sk_established(in->net, skb);
+		sk = incnn_sk_established(in->net, skb);
 		if (!sk)
 			return false;
 		sock_gen_put(sk);
@@ -391,19 +361,42 @@ static bool rx_frame_foreign(struct incnn_net *in, struct incnn_flow *f,
 	return true;
 }
 
+/*
+ * A segment behind IPv6 extension headers (@thoff: its TCP header): no
+ * handshake or frame of it is handled. No incnn sender frames such a
+ * segment, but one with the frame option to a local address (a path that
+ * added headers, a forged frame) is dropped (rx_drop_exthdr): a frame
+ * never reaches TCP undecoded. Anything else passes untouched.
+ */
+static unsigned int rx_exthdr(struct incnn_net *in, const struct sk_buff *skb,
+			      unsigned int thoff)
+{
+	const struct tcphdr *th = (const struct tcphdr *)(skb->data + thoff);
+
+	if (th->syn || incnn_tcpopt_frame_at(th) < 0 ||
+	    !ipv6_chk_addr(in->net, &ipv6_hdr(skb)->daddr, skb->dev, 0))
+		return NF_ACCEPT;
+	incnn_stat_inc(in, INCNN_STAT_RX_DROP_EXTHDR);
+	return NF_DROP;
+}
+
 static unsigned int rx_hook(struct sk_buff *skb,
 			    const struct nf_hook_state *state)
 {
 	struct incnn_net *in = incnn_pernet(state->net);
 	const struct incnn_config *cfg;
-	const struct iphdr *iph;
 	const struct tcphdr *th;
+	struct incnn_tuple t;
 	struct incnn_flow *f;
+	unsigned int thoff;
+	enum incnn_l3 l3;
 	int opt;
 
-	if (!incnn_ipv4_tcp_pull(skb))
+	l3 = incnn_tcp_pull(skb, &thoff);
+	if (l3 == INCNN_L3_EXTHDR)
+		return rx_exthdr(in, skb, thoff);
+	if (l3 != INCNN_L3_TCP)
 		return NF_ACCEPT;	/* not ours, or TCP drops it */
-	iph = ip_hdr(skb);
 	th = tcp_hdr(skb);
 	cfg = rcu_dereference(in->cfg);
 
@@ -411,8 +404,8 @@ static unsigned int rx_hook(struct sk_buff *skb,
 		rx_syn(in, cfg, skb, state);
 		return NF_ACCEPT;
 	}
-	f = incnn_flow_lookup(in, iph->daddr, iph->saddr, th->dest,
-			      th->source);
+	incnn_tuple_in(skb, &t);
+	f = incnn_flow_lookup(in, &t);
 	if (f) {
 		WRITE_ONCE(f->last, jiffies);
 		if (th->fin || th->rst)

@@ -43,7 +43,7 @@ static unsigned int sf_rx_bounds(struct net *net, const struct sk_buff *skb,
 	struct sock *sk;
 	u32 edge;
 
-	sk = incnn_ipv4_sk_established(net, skb);
+	sk = incnn_sk_established(net, skb);
 	if (!sk)
 		return 0;
 	if (sk_fullsock(sk)) {
@@ -96,23 +96,17 @@ static void sf_rx_headers(struct sk_buff *skb, int opt, u8 dscp,
 			  unsigned int len, unsigned int gso)
 {
 	struct skb_shared_info *sh = skb_shinfo(skb);
-	const struct iphdr *iph;
-	struct tcphdr *th;
+	const struct tcphdr *th = tcp_hdr(skb);
 
 	memset(skb->data + opt, TCPOPT_NOP, INCNN_TCPOPT_FRAME_LEN);
-	ipv4_change_dsfield(ip_hdr(skb), INET_ECN_MASK, dscp);
-	incnn_ipv4_set_len(skb);
-	iph = ip_hdr(skb);
-	th = tcp_hdr(skb);
-	th->check = ~tcp_v4_check(skb->len - skb_transport_offset(skb),
-				  iph->saddr, iph->daddr, 0);
-	skb->ip_summed = CHECKSUM_PARTIAL;
-	skb->csum_start = skb_transport_header(skb) - skb->head;
-	skb->csum_offset = offsetof(struct tcphdr, check);
+	incnn_l3_set_dscp(skb, dscp);
+	incnn_l3_set_len(skb);
+	incnn_tcp_csum_partial(skb);
 	if (len > gso) {
 		sh->gso_size = gso;
 		sh->gso_segs = DIV_ROUND_UP(len, gso);
-		sh->gso_type = SKB_GSO_TCPV4 | (th->cwr ? SKB_GSO_TCP_ECN : 0);
+		sh->gso_type = incnn_l3_gso_type(skb) |
+			       (th->cwr ? SKB_GSO_TCP_ECN : 0);
 	} else {
 		sh->gso_size = 0;
 		sh->gso_segs = 0;

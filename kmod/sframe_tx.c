@@ -37,7 +37,7 @@ void incnn_sframe_syn(const struct incnn_config *cfg, struct incnn_flow *f,
 	    get_unaligned_be16(opt + 2) != INCNN_TCPOPT_EXID)
 		return;
 	opt[4] |= BIT(INCNN_FRAME_VERSION_2);
-	incnn_tcp4_fix_csum(skb);
+	incnn_tcp_fix_csum(skb);
 	incnn_flow_set(f, INCNN_FLOW_F_RX_V2);
 }
 
@@ -185,9 +185,9 @@ static int sf_put(const struct incnn_config *cfg, struct sk_buff *seg,
 	th = tcp_hdr(seg);
 	th->doff += INCNN_TCPOPT_FRAME_LEN / 4;
 	th->seq = htonl(seq + ch->off);
-	ipv4_change_dsfield(ip_hdr(seg), INET_ECN_MASK, cfg->wire_dscp << 2);
-	incnn_ipv4_set_len(seg);
-	incnn_tcp4_fix_csum(seg);
+	incnn_l3_set_dscp(seg, cfg->wire_dscp << 2);
+	incnn_l3_set_len(seg);
+	incnn_tcp_fix_csum(seg);
 	return 0;
 }
 
@@ -222,7 +222,7 @@ static int sf_rewrite(const struct incnn_config *cfg, struct sk_buff **segs,
 		last = last->next;
 	tcp_hdr(last)->fin = fin;
 	tcp_hdr(last)->psh = psh;
-	incnn_tcp4_fix_csum(last);
+	incnn_tcp_fix_csum(last);
 	next = last->next;
 	last->next = NULL;
 	while (next) {		/* not needed: not a drop */

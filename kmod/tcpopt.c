@@ -66,8 +66,8 @@ int incnn_tcpopt_add(struct sk_buff *skb, u16 codecs)
 	put_unaligned_be16(codecs, opt + 6);
 	th = tcp_hdr(skb);
 	th->doff += INCNN_TCPOPT_LEN / 4;
-	incnn_ipv4_set_len(skb);
-	incnn_tcp4_fix_csum(skb);
+	incnn_l3_set_len(skb);
+	incnn_tcp_fix_csum(skb);
 	return 0;
 }
 
@@ -125,14 +125,20 @@ void incnn_tcpopt_strip(struct sk_buff *skb, struct incnn_offer *offer)
  */
 int incnn_tcpopt_frame_find(const struct sk_buff *skb)
 {
-	const struct tcphdr *th = tcp_hdr(skb);
+	int at = incnn_tcpopt_frame_at(tcp_hdr(skb));
+
+	return at < 0 ? -1 : skb_transport_offset(skb) + at;
+}
+
+/* Where the frame option is from the start of @th (linear), or -1. */
+int incnn_tcpopt_frame_at(const struct tcphdr *th)
+{
 	struct incnn_tcpopt_scan s;
 
 	if (th->doff <= 5)
 		return -1;
 	tcpopt_scan(th, &s);
-	return s.frame < 0 ? -1 :
-	       skb_transport_offset(skb) + sizeof(*th) + s.frame;
+	return s.frame < 0 ? -1 : sizeof(*th) + s.frame;
 }
 
 /*

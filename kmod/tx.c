@@ -47,7 +47,7 @@ static u16 tx_syn_codecs(const struct incnn_config *cfg,
 	if (!cfg->rx || incnn_tcpopt_signed(th))
 		return 0;
 	if (!th->ack)
-		return cfg->rules[ipv4_get_dsfield(ip_hdr(skb)) >> 2].codec ?
+		return cfg->rules[incnn_l3_dsfield(skb) >> 2].codec ?
 		       incnn_tcpopt_codecs() : 0;
 	return !fresh && (f->flags & INCNN_FLOW_F_PEER_RX) ?
 	       incnn_tcpopt_codecs() : 0;
@@ -77,16 +77,16 @@ static bool tx_syn_fresh(const struct incnn_flow *f, const struct tcphdr *th)
 static unsigned int tx_syn(struct incnn_net *in,
 			   const struct incnn_config *cfg, struct sk_buff *skb)
 {
-	const struct iphdr *iph = ip_hdr(skb);
 	const struct tcphdr *th = tcp_hdr(skb);
+	struct incnn_tuple t;
 	struct incnn_flow *f;
 	bool reset = false;
 	u16 codecs;
 	int err;
 	u32 seq;
 
-	f = incnn_flow_get(in, cfg, iph->saddr, iph->daddr, th->source,
-			   th->dest);
+	incnn_tuple_out(skb, &t);
+	f = incnn_flow_get(in, cfg, &t);
 	/* offer rx only for a flow we can decode: one in the table */
 	if (!f)
 		return NF_ACCEPT;
@@ -260,14 +260,8 @@ static bool tx_unframed(struct incnn_net *in, const struct incnn_codec *c,
 		}
 		start = max(start, stop + 4);
 	}
-	incnn_tcp4_fix_csum(skb);
+	incnn_tcp_fix_csum(skb);
 	return true;
-}
-
-/* The longest packet the route takes, as ip_finish_output() sees it. */
-static unsigned int tx_mtu(struct sk_buff *skb)
-{
-	return ip_skb_dst_mtu(skb->sk, skb);
 }
 
 /*
@@ -286,9 +280,9 @@ static void tx_put_frame(const struct incnn_config *cfg, struct sk_buff *skb,
 	memcpy(p + INCNN_TCPOPT_FRAME_LEN, frame, n);
 	__skb_trim(skb, skb->len - plen + INCNN_TCPOPT_FRAME_LEN + n);
 	th->doff += INCNN_TCPOPT_FRAME_LEN / 4;
-	ipv4_change_dsfield(ip_hdr(skb), INET_ECN_MASK, cfg->wire_dscp << 2);
-	incnn_ipv4_set_len(skb);
-	incnn_tcp4_fix_csum(skb);
+	incnn_l3_set_dscp(skb, cfg->wire_dscp << 2);
+	incnn_l3_set_len(skb);
+	incnn_tcp_fix_csum(skb);
 }
 
 /*
@@ -342,7 +336,7 @@ static bool tx_frame(struct incnn_net *in, const struct incnn_config *cfg,
 				    sizeof(s->buf), s->codec, &hist);
 	if (n >= 0 && n + INCNN_TCPOPT_FRAME_LEN >= g->plen)
 		n = -E2BIG;	/* with its option, not smaller */
-	if (n >= 0 && g->hlen + INCNN_TCPOPT_FRAME_LEN + n > tx_mtu(skb)) {
+	if (n >= 0 && g->hlen + INCNN_TCPOPT_FRAME_LEN + n > incnn_l3_mtu(skb)) {
 		/* lengthened by align.c, and too long for the path even so */
 		incnn_stat_inc(in, INCNN_STAT_TX_RAW_NO_ROOM);
 		return false;
@@ -496,7 +490,7 @@ static unsigned int tx_gso(struct incnn_net *in,
 	unsigned int failed = 0;
 	int idx, err;
 
-	e = rcu_dereference(state->net->nf.hooks_ipv4[NF_INET_POST_ROUTING]);
+	e = incnn_l3_hooks(state);
 	idx = e ? tx_hook_index(e, priv) : -1;
 	segs = idx < 0 ? NULL : skb_gso_segment(skb, NETIF_F_HW_CSUM);
 	if (IS_ERR_OR_NULL(segs)) {
@@ -531,39 +525,82 @@ sent:
 	return tx_verdict_err(err);
 }
 
+/*
+ * A segment behind IPv6 extension headers (a socket's IPV6_HOPOPTS,
+ * IPV6_RTHDR, ...; @thoff: its TCP header): none is handled, so its SYN
+ * is neither learned nor offers rx, and nothing of it is compressed. A
+ * marked data segment goes raw (tx_raw_exthdr); one of a flow that
+ * already compresses with a lossy codec is dropped (tx_drop_exthdr): its
+ * bytes must never reach the peer both quantised and original, and such
+ * a flow fails loudly rather than deliver that.
+ */
+static unsigned int tx_exthdr(struct incnn_net *in,
+			      const struct incnn_config *cfg,
+			      struct sk_buff *skb, unsigned int thoff)
+{
+	const struct tcphdr *th = (const struct tcphdr *)(skb->data + thoff);
+	unsigned int hlen = thoff + th->doff * 4;
+	u8 dscp = incnn_l3_dsfield(skb) >> 2;
+	const struct incnn_codec *c;
+	struct incnn_tuple t;
+	struct incnn_flow *f;
+	u32 flags;
+
+	if (th->syn || skb->len <= hlen)
+		return NF_ACCEPT;
+	incnn_tuple_out(skb, &t);
+	f = incnn_flow_lookup(in, &t);
+	flags = f ? READ_ONCE(f->flags) : 0;
+	c = flags & INCNN_FLOW_F_ANCHORED ? incnn_codec_get(f->rule.codec) :
+	    NULL;
+	if (c && c->lossy && (flags & INCNN_FLOW_F_PEER_RX)) {
+		incnn_stat_inc(in, INCNN_STAT_TX_DROP_EXTHDR);
+		return NF_DROP;
+	}
+	if (cfg->tx && cfg->rules[dscp].codec) {
+		incnn_stat_inc(in, INCNN_STAT_TX_RAW_EXTHDR);
+		incnn_stat_inc(in, INCNN_STAT_TX_SEGS);
+		incnn_stat_add(in, INCNN_STAT_TX_BYTES, skb->len - hlen);
+	}
+	return NF_ACCEPT;
+}
+
 static unsigned int tx_hook(void *priv, struct sk_buff *skb,
 			    const struct nf_hook_state *state)
 {
 	struct incnn_net *in = incnn_pernet(state->net);
 	const struct incnn_config *cfg;
 	const struct tcphdr *th;
-	const struct iphdr *iph;
+	struct incnn_tuple t;
 	struct incnn_flow *f;
+	enum incnn_l3 l3;
 	enum tx_mode mode;
 	unsigned int hlen;
 	enum incnn_simd simd;
 	bool ok;
 	u8 dscp;
 
-	if (!incnn_ipv4_tcp_pull(skb))
+	l3 = incnn_tcp_pull(skb, &hlen);
+	if (l3 == INCNN_L3_NONE)
 		return NF_ACCEPT;
-	iph = ip_hdr(skb);
-	th = tcp_hdr(skb);
-	hlen = skb_transport_offset(skb) + th->doff * 4;
 	cfg = rcu_dereference(in->cfg);
+	if (l3 == INCNN_L3_EXTHDR)
+		return tx_exthdr(in, cfg, skb, hlen);
+	th = tcp_hdr(skb);
+	hlen += th->doff * 4;
 
 	if (th->syn)
 		return tx_syn(in, cfg, skb);
 	if (th->fin || th->rst) {
-		f = incnn_flow_lookup(in, iph->saddr, iph->daddr, th->source,
-				      th->dest);
+		incnn_tuple_out(skb, &t);
+		f = incnn_flow_lookup(in, &t);
 		if (f)
 			incnn_flow_set(f, INCNN_FLOW_F_CLOSING);
 	}
 	if (skb->len <= hlen)
 		return NF_ACCEPT;
 
-	dscp = ipv4_get_dsfield(iph) >> 2;
+	dscp = incnn_l3_dsfield(skb) >> 2;
 	/* signed (TCP-MD5/AO): any change would fail the peer's check */
 	if (incnn_tcpopt_signed(th)) {
 		if (cfg->tx && cfg->rules[dscp].codec) {

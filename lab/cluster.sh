@@ -6,8 +6,10 @@
 # (scripts/demo/demo-cluster.sh).
 # Source it after netns.sh (or selftests/net/lib.sh, which sources it).
 #
-#   cluster_setup N [RATE]   N hosts (namespaces CL_NS[i], address
-#                            CL_ADDR[i], device eth0) plugged into a
+#   cluster_setup N [RATE]   N hosts (namespaces CL_NS[i], addresses
+#                            CL_ADDR4[i] 10.77.x.i+1 and CL_ADDR6[i]
+#                            fd00:77:x::i+1, CL_ADDR[i] the one of
+#                            INCNN_FAMILY, device eth0) plugged into a
 #                            bridge in namespace CL_SW (ports p0..pN-1);
 #                            with RATE, cluster_limit RATE
 #   cluster_limit RATE       limit every host link to RATE (tc syntax,
@@ -38,6 +40,8 @@
 
 CL_NS=()
 CL_ADDR=()
+CL_ADDR4=()
+CL_ADDR6=()
 CL_SW=
 CL_WIRE=0
 CL_HIST="0 0 0 0"
@@ -52,11 +56,14 @@ cluster_setup() { # n [rate]
 	for ((i = 0; i < n; i++)); do
 		ns=incnn-$TAG-h$i
 		CL_NS[i]=$ns
-		CL_ADDR[i]=10.77.$SUBNET.$((i + 1))
+		CL_ADDR4[i]=10.77.$SUBNET.$((i + 1))
+		CL_ADDR6[i]=fd00:77:$SUBNET::$((i + 1))
+		CL_ADDR[i]=$(pick_family "${CL_ADDR4[i]}" "${CL_ADDR6[i]}")
 		new_ns "$ns" &&
 			ip link add eth0 netns "$ns" type veth peer name "p$i" \
 				netns "$CL_SW" &&
-			ip -n "$ns" addr add "${CL_ADDR[i]}/24" dev eth0 &&
+			ip -n "$ns" addr add "${CL_ADDR4[i]}/24" dev eth0 &&
+			ip -n "$ns" -6 addr add "${CL_ADDR6[i]}/64" dev eth0 nodad &&
 			ip -n "$ns" link set eth0 up &&
 			ip -n "$CL_SW" link set "p$i" master br0 &&
 			ip -n "$CL_SW" link set "p$i" up || return 1

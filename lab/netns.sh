@@ -14,9 +14,14 @@
 #                    load_module gives it to every existing one, unless
 #                    NO_TEST_RULE=1)
 #   namespaces       new_ns NAME, nsx NS CMD..., veth_pair NS1 DEV1 ADDR1
-#                    NS2 DEV2 ADDR2, setup_pair (sender $NS_A 10.66.x.1
-#                    <-> receiver $NS_B 10.66.x.2), wait_listen NS PORT,
+#                    NS2 DEV2 ADDR2 [ADDR6_1 ADDR6_2], setup_pair (sender
+#                    $NS_A 10.66.x.1 and fd00:66:x::1 <-> receiver $NS_B
+#                    10.66.x.2 and fd00:66:x::2), wait_listen NS PORT,
 #                    dev_stat NS DEV FIELD
+#   families         INCNN_FAMILY=4 (default) or 6: which of its two
+#                    addresses setup_pair puts in ADDR_A and ADDR_B (the
+#                    others are always in ADDR4_* and ADDR6_*), and
+#                    hostport ADDR PORT writes ADDR:PORT or [ADDR]:PORT
 #   data             gen_floats OUT COUNT [SEED [SCALE]], gen_preamble OUT N,
 #                    predict OUT IN SKIP CODEC-ARGS... (the bytes a receiver
 #                    must see: IN[0:SKIP] raw, then the roundtrip of the
@@ -96,7 +101,7 @@ load_module() {
 	local n
 	module_loaded && return 0
 	modprobe lz4_compress && modprobe lz4_decompress &&
-		modprobe nf_defrag_ipv4 || return 1
+		modprobe nf_defrag_ipv4 && modprobe nf_defrag_ipv6 || return 1
 	# simd=avx2: the tests run the AVX2 codecs wherever the CPU has them,
 	# whichever path the load-time self-benchmark prefers (under TCG the
 	# scalar one may win); INCNN_SIMD_PARAM=auto or none to change it
@@ -154,22 +159,58 @@ nsx() { # ns command...: run a command in a namespace
 	nsenter --net="/run/netns/$ns" "$@"
 }
 
-veth_pair() { # ns1 dev1 addr1/len ns2 dev2 addr2/len
+# veth_pair ns1 dev1 addr1/len ns2 dev2 addr2/len [addr6_1/len addr6_2/len]:
+# IPv6 addresses without duplicate address detection (usable at once)
+veth_pair() {
 	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" &&
 		ip -n "$1" addr add "$3" dev "$2" &&
-		ip -n "$4" addr add "$6" dev "$5" &&
-		ip -n "$1" link set "$2" up &&
+		ip -n "$4" addr add "$6" dev "$5" || return 1
+	if [ $# -ge 8 ]; then
+		ip -n "$1" -6 addr add "$7" dev "$2" nodad &&
+			ip -n "$4" -6 addr add "$8" dev "$5" nodad || return 1
+	fi
+	ip -n "$1" link set "$2" up &&
 		ip -n "$4" link set "$5" up
 }
 
-# Sender $NS_A (va, $ADDR_A) <-> receiver $NS_B (vb, $ADDR_B).
+# The address family the scripts connect over: INCNN_FAMILY=4 or 6.
+INCNN_FAMILY=${INCNN_FAMILY:-4}
+case $INCNN_FAMILY in
+4 | 6) ;;
+*)
+	echo "INCNN_FAMILY=$INCNN_FAMILY: 4 or 6" >&2
+	exit 1
+	;;
+esac
+
+# pick_family V4 V6: the one of INCNN_FAMILY
+pick_family() {
+	if [ "$INCNN_FAMILY" = 6 ]; then echo "$2"; else echo "$1"; fi
+}
+
+# hostport ADDR PORT: ADDR:PORT, an IPv6 address in brackets
+hostport() {
+	case $1 in
+	*:*) echo "[$1]:$2" ;;
+	*) echo "$1:$2" ;;
+	esac
+}
+
+# Sender $NS_A (va, $ADDR_A) <-> receiver $NS_B (vb, $ADDR_B); both
+# families are configured, ADDR_A and ADDR_B are INCNN_FAMILY's.
 setup_pair() {
 	NS_A=incnn-$TAG-a
 	NS_B=incnn-$TAG-b
-	ADDR_A=10.66.$SUBNET.1
-	ADDR_B=10.66.$SUBNET.2
+	ADDR4_A=10.66.$SUBNET.1
+	ADDR4_B=10.66.$SUBNET.2
+	ADDR6_A=fd00:66:$SUBNET::1
+	ADDR6_B=fd00:66:$SUBNET::2
+	# shellcheck disable=SC2034 # used by the scripts that source netns.sh
+	ADDR_A=$(pick_family "$ADDR4_A" "$ADDR6_A")
+	ADDR_B=$(pick_family "$ADDR4_B" "$ADDR6_B")
 	new_ns "$NS_A" && new_ns "$NS_B" &&
-		veth_pair "$NS_A" va "$ADDR_A/24" "$NS_B" vb "$ADDR_B/24" &&
+		veth_pair "$NS_A" va "$ADDR4_A/24" "$NS_B" vb "$ADDR4_B/24" \
+			"$ADDR6_A/64" "$ADDR6_B/64" &&
 		wait_ping "$NS_A" "$ADDR_B"
 }
 
@@ -194,11 +235,13 @@ nap() {
 
 # listening NS PORT: a TCP socket of the namespace listens on PORT
 listening() {
-	local hex loc st rest
+	local hex loc st rest f
 	printf -v hex ':%04X' "$2"
-	while read -r _ loc _ st rest; do
-		[ "$st" = 0A ] && [ "${loc: -5}" = "$hex" ] && return 0
-	done <"/proc/${NSPID[$1]}/net/tcp"
+	for f in tcp tcp6; do
+		while read -r _ loc _ st rest; do
+			[ "$st" = 0A ] && [ "${loc: -5}" = "$hex" ] && return 0
+		done <"/proc/${NSPID[$1]}/net/$f"
+	done
 	return 1
 }
 
@@ -207,13 +250,14 @@ listening() {
 # an application that marks its socket after connect() (Debian's iperf3
 # marks its data socket after sending its 37-byte cookie) gets no
 # compression unless its SYN is marked: this nft rule does that, at
-# LOCAL_OUT, before incnn's egress hook sees the SYN.
+# LOCAL_OUT, before incnn's egress hook sees the SYN; IPv4 and IPv6.
 mark_syns() {
 	nsx "$1" nft -f - <<EOF
-table ip incnn_mark_syns {
+table inet incnn_mark_syns {
 	chain out {
 		type filter hook output priority 0;
-		tcp flags & (syn | ack) == syn ip dscp set $(($2 >> 2))
+		meta nfproto ipv4 tcp flags & (syn | ack) == syn ip dscp set $(($2 >> 2))
+		meta nfproto ipv6 tcp flags & (syn | ack) == syn ip6 dscp set $(($2 >> 2))
 	}
 }
 EOF

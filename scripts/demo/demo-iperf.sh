@@ -170,6 +170,7 @@ run "no module, unmarked" 0x00 "$out/grads.bin" -
 modprobe lz4_compress
 modprobe lz4_decompress
 modprobe nf_defrag_ipv4 # incnn reassembles fragments before its rx hook
+modprobe nf_defrag_ipv6
 insmod "$repo/incnn.ko"
 loaded=1
 # incnn installs no rule: add the one the demo uses explicitly

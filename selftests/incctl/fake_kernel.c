@@ -26,6 +26,8 @@
  *                    simd      GET_CODECS with the SIMD path ("avx2") and
  *                              self-benchmark figures for codecs 1, 2
  *                    empty     no rules, no flows, no codec stats
+ *                    v6        the second flow is IPv6 (FAMILY, SADDR6,
+ *                              DADDR6 instead of SADDR, DADDR)
  *   INCCTL_FAKE_LOG  file the decoded requests are appended to
  *
  * Unlike a real kernel, recvfrom() with nothing queued fails with EAGAIN
@@ -393,8 +395,21 @@ static void put_flow(const struct nlmsghdr *req, uint16_t extra, int i)
 	nlh = msg_start(req, FAMILY_ID, NLM_F_MULTI | extra,
 			INCNN_CMD_GET_FLOWS);
 	f = mnl_attr_nest_start(nlh, INCNN_A_FLOW);
-	mnl_attr_put_u32(nlh, INCNN_FLOW_A_SADDR, htonl(0x0a000001));
-	mnl_attr_put_u32(nlh, INCNN_FLOW_A_DADDR, htonl(0x0a000002 + (uint32_t)i));
+	if (sc("v6") && i == 1) {
+		/* an IPv6 flow: fd00:66:1::1 -> fd00:66:1::3 */
+		struct in6_addr sa6 = { .s6_addr = { 0xfd, 0, 0, 0x66, 0, 1 } };
+		struct in6_addr da6 = sa6;
+
+		sa6.s6_addr[15] = 1;
+		da6.s6_addr[15] = 3;
+		mnl_attr_put_u8(nlh, INCNN_FLOW_A_FAMILY, AF_INET6);
+		mnl_attr_put(nlh, INCNN_FLOW_A_SADDR6, sizeof(sa6), &sa6);
+		mnl_attr_put(nlh, INCNN_FLOW_A_DADDR6, sizeof(da6), &da6);
+	} else {
+		mnl_attr_put_u32(nlh, INCNN_FLOW_A_SADDR, htonl(0x0a000001));
+		mnl_attr_put_u32(nlh, INCNN_FLOW_A_DADDR,
+				 htonl(0x0a000002 + (uint32_t)i));
+	}
 	mnl_attr_put_u16(nlh, INCNN_FLOW_A_SPORT, htons(5001));
 	mnl_attr_put_u16(nlh, INCNN_FLOW_A_DPORT, htons((uint16_t)(40000 + i)));
 	mnl_attr_put_u32(nlh, INCNN_FLOW_A_FLAGS, flags[i]);

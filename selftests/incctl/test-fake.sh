@@ -147,7 +147,7 @@ simd: avx2 (load-time self-test at 1448 B, MB/s enc/dec)
 expect "stats" ok 0 "\
 tx     segments 1000  framed 1002  bytes 1001
        orig 1003  wire 1004  ratio 1.00  saved -1 (-0.1%)
-rx     frames 1013  wire 1014  orig 1015  dropped 11270
+rx     frames 1013  wire 1014  orig 1015  dropped 12316
 flows  created 1024  expired 1025
 
 codec            frames       bytes in      bytes out  ratio   0 bit   8 bit  16 bit  32 bit
@@ -187,9 +187,15 @@ result $? "-j without -p is one line"
 json "-j rule list" ok 'len(d) == 4 and d[2] == {"dscp": 14, "tos": 56, "codec": "trunc", "codec_id": 3, "param": 16, "label": "trunc:16"} and d[1]["label"] == "lz4"' -j rule list
 json "-j codecs" ok 'd[0] == {"id": 1, "name": "inceptionn", "lossy": True, "param_min": 1, "param_max": 30, "param_default": 10, "param_kind": "bound"} and len(d) == 5 and [c["param_kind"] for c in d[1:]] == ["bound", "bits", "none", "unknown"]' -j codecs
 json "-j codecs: simd and figures" simd 'd[1]["simd"] == "avx2" and d[1]["mbps"] == {"none": {"enc": 2, "dec": 102}, "avx2": {"enc": 1002, "dec": 1102}} and d[2]["simd"] == "none" and "mbps" not in d[2]' -j codecs
-json "-j stats" ok 'd["stats"]["tx_segs"] == 1000 and [k for k in d["stats"] if k.startswith("stat_")] == ["stat_%d" % (len(d["stats"]) - 1)] and d["stats"]["stat_%d" % (len(d["stats"]) - 1)] == 77 and d["stats"]["tx_wire_v2"] == 1037 and d["rx_dropped"] == 11270 and d["tx_bytes_saved"] == -1 and d["codec_stats"][1]["codec"] == "ebq" and d["codec_stats"][1]["hist_0_pct"] == 60 and d["codec_stats"][3]["ratio"] is None' -j stats
+json "-j stats" ok 'd["stats"]["tx_segs"] == 1000 and [k for k in d["stats"] if k.startswith("stat_")] == ["stat_%d" % (len(d["stats"]) - 1)] and d["stats"]["stat_%d" % (len(d["stats"]) - 1)] == 77 and d["stats"]["tx_wire_v2"] == 1037 and d["rx_dropped"] == 12316 and d["tx_bytes_saved"] == -1 and d["codec_stats"][1]["codec"] == "ebq" and d["codec_stats"][1]["hist_0_pct"] == 60 and d["codec_stats"][3]["ratio"] is None' -j stats
 json "-j flows" ok 'len(d) == 3 and d[2]["bytes_orig"] == 12000000000 and d[2]["flags"] == ["peer_rx", "anchored", "toggled", "closing", "0x40"] and d[0]["saddr"] == "10.0.0.1" and d[0]["dport"] == 40000 and d[1]["flags"] == [] and d[1]["ratio"] is None and [f["label"] for f in d] == ["ebq:2^-10", "none", "ebq:2^-10"]' -j flows
 json "-j flows with no flows is []" empty 'd == []' -j flows
+expect "flows: an IPv6 flow as [addr]:port" v6 0 "\
+10.0.0.1:5001 -> 10.0.0.2:40000 dscp 10 codec ebq:2^-10 flags peer-rx,anchored anchor 1448 orig 4000000000 wire 1000000000 ratio 4.00 idle 0.000s
+[fd00:66:1::1]:5001 -> [fd00:66:1::3]:40001 dscp 10 codec none flags - anchor - orig 0 wire 0 ratio - idle 1.234s
+10.0.0.1:5001 -> 10.0.0.4:40002 dscp 10 codec ebq:2^-10 flags peer-rx,anchored,toggled,closing,0x40 anchor 1448 orig 12000000000 wire 3000000000 ratio 4.00 idle 2.468s" \
+	"" flows
+json "-j flows: families and IPv6 addresses" v6 'd[1]["family"] == 6 and d[1]["saddr"] == "fd00:66:1::1" and d[1]["daddr"] == "fd00:66:1::3" and d[1]["dport"] == 40001 and d[0]["family"] == 4 and d[0]["daddr"] == "10.0.0.2"' -j flows
 json "-j rule list with no rules is []" empty 'd == []' -j rule list
 expect "show with no rules" empty 0 "\
 tx             on

@@ -35,46 +35,51 @@ gen_floats "$TMP/f.bin" 100000 41 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
 # --- 1. spoofed SYN-ACKs at an established flow -----------------------------
-incctl "$NS_B" set rx off
-incctl "$NS_A" stats reset
-incctl "$NS_B" stats reset
-next_port
-timeout 60 nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/spoof.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -S 50 -s "$TAG" "$TMP/f.bin" \
-	>"$TMP/spoof.expect" 2>"$TMP/spoof.err"
-irc=$?
-wait $rpid
-rrc=$?
-if [ $irc = 0 ] && [ $rrc = 0 ]; then
-	ok "spoofed SYN-ACKs: $(sed -n 's/^injected //p' "$TMP/spoof.expect") injected, transfer completes"
+# (incnn_inject crafts IPv4 packets only: skipped over IPv6)
+if [ "$INCNN_FAMILY" = 6 ]; then
+	skip "spoofed SYN-ACKs" "incnn_inject sends IPv4 only"
 else
-	fail "spoofed SYN-ACKs: transfer completes" "injector $irc receiver $rrc" \
-		"$(cat "$TMP/spoof.err")"
+	incctl "$NS_B" set rx off
+	incctl "$NS_A" stats reset
+	incctl "$NS_B" stats reset
+	next_port
+	timeout 60 nsenter --net="/run/netns/$NS_B" \
+		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/spoof.out" &
+	rpid=$!
+	wait_listen "$NS_B" "$PORT" || fail "receiver listens"
+	timeout 60 nsenter --net="/run/netns/$NS_A" \
+		"$INJECT" -c "$ADDR_B" -p "$PORT" -S 50 -s "$TAG" "$TMP/f.bin" \
+		>"$TMP/spoof.expect" 2>"$TMP/spoof.err"
+	irc=$?
+	wait $rpid
+	rrc=$?
+	if [ $irc = 0 ] && [ $rrc = 0 ]; then
+		ok "spoofed SYN-ACKs: $(sed -n 's/^injected //p' "$TMP/spoof.expect") injected, transfer completes"
+	else
+		fail "spoofed SYN-ACKs: transfer completes" "injector $irc receiver $rrc" \
+			"$(cat "$TMP/spoof.err")"
+	fi
+	if st=$(same "$TMP/f.bin" "$TMP/spoof.out"); then
+		ok "spoofed SYN-ACKs: the peer without rx received the original bytes"
+	else
+		fail "spoofed SYN-ACKs: the peer without rx received the original bytes" "$st"
+	fi
+	s=$(kstats "$NS_A")
+	if [ "$(jnum "$s" tx_framed)" = 0 ] && [ "$(jnum "$s" tx_raw_no_peer)" -ge 1 ]; then
+		ok "spoofed SYN-ACKs: sender framed nothing (tx_raw_no_peer $(jnum "$s" tx_raw_no_peer))"
+	else
+		fail "spoofed SYN-ACKs: sender framed nothing" \
+			"tx_framed $(jnum "$s" tx_framed) tx_raw_no_peer $(jnum "$s" tx_raw_no_peer)"
+	fi
+	nof=$(counter "$NS_B" rx_drop_not_offered)
+	want=$(sed -n 's/^rx_drop_not_offered //p' "$TMP/spoof.expect")
+	if [ "$nof" = "$want" ]; then
+		ok "frames to the peer that did not offer rx: dropped (rx_drop_not_offered $nof)"
+	else
+		fail "frames to the peer that did not offer rx: rx_drop_not_offered ${nof:-missing} (want $want)"
+	fi
+	incctl "$NS_B" set rx on
 fi
-if st=$(same "$TMP/f.bin" "$TMP/spoof.out"); then
-	ok "spoofed SYN-ACKs: the peer without rx received the original bytes"
-else
-	fail "spoofed SYN-ACKs: the peer without rx received the original bytes" "$st"
-fi
-s=$(kstats "$NS_A")
-if [ "$(jnum "$s" tx_framed)" = 0 ] && [ "$(jnum "$s" tx_raw_no_peer)" -ge 1 ]; then
-	ok "spoofed SYN-ACKs: sender framed nothing (tx_raw_no_peer $(jnum "$s" tx_raw_no_peer))"
-else
-	fail "spoofed SYN-ACKs: sender framed nothing" \
-		"tx_framed $(jnum "$s" tx_framed) tx_raw_no_peer $(jnum "$s" tx_raw_no_peer)"
-fi
-nof=$(counter "$NS_B" rx_drop_not_offered)
-want=$(sed -n 's/^rx_drop_not_offered //p' "$TMP/spoof.expect")
-if [ "$nof" = "$want" ]; then
-	ok "frames to the peer that did not offer rx: dropped (rx_drop_not_offered $nof)"
-else
-	fail "frames to the peer that did not offer rx: rx_drop_not_offered ${nof:-missing} (want $want)"
-fi
-incctl "$NS_B" set rx on
 
 # --- 2. SYN cookies on a reused tuple ---------------------------------------
 REUSE=3
@@ -87,6 +92,11 @@ bg nsx "$NS_B" "$XFER" serve -b "$ADDR_B" -p "$SPORT" -T 0x28 \
 	-n $((REUSE + 1)) "$TMP/f.bin"
 spid=$BG_PID
 wait_listen "$NS_B" "$SPORT" || fail "server listens"
+# B's flow of each closed connection must outlive the next round, the
+# first one's included (a flow that expired is created anew, not reset):
+# a loaded host can take longer than the default close-timeout (10 s)
+# between two rounds
+incctl "$NS_B" set close-timeout 600
 fetch() { # name
 	timeout "$XFER_TIMEOUT" nsenter --net="/run/netns/$NS_A" \
 		"$XFER" fetch -c "$ADDR_B" -p "$SPORT" -B "$LPORT" -T 0x28 \
@@ -103,10 +113,6 @@ pre0=$(jnum "$s" tx_raw_pre_anchor)
 reset0=$(jnum "$s" flows_reset)
 [ "$framed0" -ge 1 ] || fail "normal handshake: server framed ($framed0)"
 nsx "$NS_B" sysctl -qw net.ipv4.tcp_syncookies=2
-# B's flow of the closed connection must outlive the next round (a flow
-# that expired is created anew, not reset): a loaded host can take longer
-# than the default close-timeout (10 s) per round
-incctl "$NS_B" set close-timeout 600
 bad=0
 for i in $(seq 1 $REUSE); do
 	nap 0.2

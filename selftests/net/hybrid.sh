@@ -47,8 +47,12 @@ def outq(s: socket.socket) -> int:
 def main() -> None:
     addr, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     data = open(path, "rb").read()
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
+    if ":" in addr:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, 0x28)
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     s.connect((addr, port))
     print("connected", flush=True)
@@ -76,10 +80,16 @@ def main() -> None:
 main()
 EOF
 
+# nft tables of family inet, for both address families. The IP length
+# matched: IPv4's total length or IPv6's payload length (40 bytes less:
+# the same value mod 4, and on the same side of every bound used here).
+IPLEN=$(pick_family ip ip6)
+HOSTLEN=$(pick_family 32 128)
+
 # nft: drop B's segments to A (ACKs) in A's input, A's data in B's input
 nft_drop() { # ns table chain-hook match
 	nsx "$1" nft -f - <<EOF
-table ip $2 {
+table inet $2 {
 	chain c {
 		type filter hook $3 priority 0;
 		$4 counter drop
@@ -88,10 +98,10 @@ table ip $2 {
 EOF
 }
 nft_lift() { # ns table
-	nsx "$1" nft delete table ip "$2"
+	nsx "$1" nft delete table inet "$2"
 }
 nft_drops() { # ns table: packets dropped
-	nsx "$1" nft list table ip "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+	nsx "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
 }
 
 # what a flow that is not acknowledged is waiting for: the sender's TCP
@@ -173,7 +183,7 @@ say w $((8 * 1398)) >/dev/null
 nap 0.5
 info "mss: $(nft_drops "$NS_B" hyb_alt) of the first flight dropped"
 nft_lift "$NS_B" hyb_alt
-ip -n "$NS_A" route replace "$ADDR_B/32" dev va mtu lock 1300
+ip -n "$NS_A" route replace "$ADDR_B/$HOSTLEN" dev va mtu lock 1300
 nap 1.5
 nft_lift "$NS_A" hyb_ack
 [ "$(say a $((30 * SLOW)))" = ok ] ||
@@ -187,7 +197,7 @@ info "sender: tx_segs $(jnum "$s" tx_segs) tx_framed $(jnum "$s" tx_framed)" \
 result mss 0
 
 # back to MTU 1500 and SACK for the collapse rounds
-ip -n "$NS_A" route del "$ADDR_B/32" dev va
+ip -n "$NS_A" route del "$ADDR_B/$HOSTLEN" dev va
 ip -n "$NS_A" link set va mtu 1500
 ip -n "$NS_B" link set vb mtu 1500
 nsx "$NS_A" sysctl -qw net.ipv4.tcp_sack=1
@@ -208,11 +218,11 @@ predict "$TMP/tail.want" "$TMP/tail.in" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
 pair_start tail $((200 * SLOW))
 nsx "$NS_B" nft -f - <<EOF
-table ip hyb_tail {
+table inet hyb_tail {
 	chain c {
 		type filter hook input priority -10;
-		tcp dport $PORT ip length > 100 ip length & 3 == 0 counter
-		tcp dport $PORT ip length > 100 ip length & 3 == 2 counter
+		tcp dport $PORT $IPLEN length > 100 $IPLEN length & 3 == 0 counter
+		tcp dport $PORT $IPLEN length > 100 $IPLEN length & 3 == 2 counter
 	}
 }
 EOF
@@ -228,7 +238,7 @@ while [ $SECONDS -lt $end ]; do
 done
 nft_lift "$NS_A" hyb_ack
 ack=$(say a $((60 * SLOW)))
-read -r short whole < <(nsx "$NS_B" nft list table ip hyb_tail |
+read -r short whole < <(nsx "$NS_B" nft list table inet hyb_tail |
 	sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | tr '\n' ' ')
 info "tail: $((r - retrans0)) retransmissions before the ACKs came back;" \
 	"B got $short segments of 500 bytes, $whole of 502; $ack"
@@ -239,7 +249,7 @@ else
 		"($short short, $whole whole; acknowledged: $ack)"
 	stuck_info
 fi
-nsx "$NS_B" nft delete table ip hyb_tail
+nsx "$NS_B" nft delete table inet hyb_tail
 pair_end tail
 result tail 0
 
@@ -259,10 +269,10 @@ pair_start collapse $LIFE
 retrans0=$(retrans_segs)
 # segments of both chunks (1004 bytes of payload, decoded) reaching B
 nsx "$NS_B" nft -f - <<EOF
-table ip hyb_seen {
+table inet hyb_seen {
 	chain c {
 		type filter hook input priority -10;
-		tcp dport $PORT ip length > 1000 counter
+		tcp dport $PORT $IPLEN length > 1000 counter
 	}
 }
 EOF
@@ -272,7 +282,7 @@ for r in $(seq 1 $ROUNDS); do
 	say w $CHUNK >/dev/null	# chunk n: its last float cut, reaches B
 	nap 0.2
 	# B drops segments of one chunk (after decoding: 502 bytes of payload)
-	nft_drop "$NS_B" hyb_data input "tcp dport $PORT ip length < 1000"
+	nft_drop "$NS_B" hyb_data input "tcp dport $PORT $IPLEN length < 1000"
 	say w $CHUNK >/dev/null	# chunk n + 1 (and its loss probe): dropped
 	# the RTO retransmits n with n + 1 collapsed into it: B takes n + 1
 	# from it; its ACK does not reach A. Stop at the first RTO

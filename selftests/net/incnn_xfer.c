@@ -20,6 +20,15 @@
  *	connect from local port LPORT (SO_REUSEADDR) and write everything
  *	received to OUT (-T: mark the socket before connect)
  *
+ * ADDR is an IPv4 or an IPv6 address (fd00:66:1::2): the socket is of its
+ * family; recv and serve without -b listen on IPv4's any address. send -E
+ * hbh|srh|both sends every segment, the SYN too, behind IPv6 extension
+ * headers (sticky options, set before connect): a hop-by-hop header with
+ * a PadN option (IPV6_HOPOPTS), a segment routing header whose only
+ * segment is ADDR, segments left 0 (IPV6_RTHDR; the receiver needs
+ * net.ipv6.conf.*.seg6_enabled=1), or both. send -M N: IPV6_MTU N (the
+ * most bytes of a fragment, on a route that fragments every packet).
+ *
  * Common options: -I IFNAME binds the socket(s) to a device
  * (SO_BINDTODEVICE, e.g. a VRF); -K KEY signs the connection with TCP-MD5
  * (RFC 2385) with KEY for any peer address (send, recv). send -Z N sends N zero bytes instead
@@ -56,15 +65,79 @@ struct xopts {
 	const char *ifname;	/* -I */
 	long long zeros;	/* -Z: send: bytes; recv: > 0 to check */
 	const char *md5key;	/* -K */
+	const char *exthdr;	/* -E */
+	int frag_mtu;		/* -M */
 };
 
+/* An address of either family and a port; NULL: IPv4's any address. */
+struct xaddr {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} u;
+	socklen_t len;
+};
+
+static int xaddr_parse(const char *addr, int port, struct xaddr *x)
+{
+	memset(x, 0, sizeof(*x));
+	if (addr && strchr(addr, ':')) {
+		x->u.v6.sin6_family = AF_INET6;
+		x->u.v6.sin6_port = htons(port);
+		x->len = sizeof(x->u.v6);
+		if (inet_pton(AF_INET6, addr, &x->u.v6.sin6_addr) == 1)
+			return 0;
+	} else {
+		x->u.v4.sin_family = AF_INET;
+		x->u.v4.sin_port = htons(port);
+		x->len = sizeof(x->u.v4);
+		if (!addr || inet_pton(AF_INET, addr, &x->u.v4.sin_addr) == 1)
+			return 0;
+	}
+	errno = EINVAL;
+	return fail(addr);
+}
+
+/* The ToS byte (IPv4) or the Traffic Class (IPv6) of the socket's family. */
 static int set_tos(int fd, int tos)
 {
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		return setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos,
+				  sizeof(tos));
 	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
 }
 
+/* -E: the IPv6 extension headers every segment carries (see above) */
+static int set_exthdr(int fd, const char *which, const struct xaddr *x)
+{
+	/* next header, length 0 (8 bytes), PadN of 4 bytes */
+	static const unsigned char hbh[8] = { 0, 0, 1, 4 };
+	/* next header, length 2, type 4, segments left 0, last entry 0 */
+	unsigned char srh[24] = { 0, 2, 4, 0, 0 };
+	int both = !strcmp(which, "both");
+
+	if (x->u.sa.sa_family != AF_INET6) {
+		errno = EAFNOSUPPORT;
+		return -1;
+	}
+	if ((both || !strcmp(which, "hbh")) &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_HOPOPTS, hbh, sizeof(hbh)))
+		return -1;
+	memcpy(srh + 8, &x->u.v6.sin6_addr, 16);
+	if ((both || !strcmp(which, "srh")) &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_RTHDR, srh, sizeof(srh)))
+		return -1;
+	return 0;
+}
+
 /* -I and -K: the device to bind to, the TCP-MD5 key for any peer */
-static int bind_dev(int fd, const struct xopts *o)
+static int bind_dev(int fd, const struct xopts *o, int family)
 {
 	struct tcp_md5sig md5 = { .tcpm_flags = TCP_MD5SIG_FLAG_PREFIX };
 	size_t klen;
@@ -79,8 +152,8 @@ static int bind_dev(int fd, const struct xopts *o)
 		errno = EINVAL;
 		return -1;
 	}
-	/* prefix length 0: the key is for every IPv4 peer */
-	md5.tcpm_addr.ss_family = AF_INET;
+	/* prefix length 0: the key is for every peer of the family */
+	md5.tcpm_addr.ss_family = family;
 	md5.tcpm_keylen = klen;
 	memcpy(md5.tcpm_key, o->md5key, klen);
 	return setsockopt(fd, IPPROTO_TCP, TCP_MD5SIG_EXT, &md5, sizeof(md5));
@@ -104,8 +177,8 @@ static int send_zeros(int fd, long long n)
 static int do_send(const char *addr, int port, int tos, long pre,
 		   int after, const char *in, const struct xopts *o)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct stat st = { .st_size = 0 };
+	struct xaddr sa;
 	char *buf;
 	int fd, f;
 
@@ -126,19 +199,21 @@ static int do_send(const char *addr, int port, int tos, long pre,
 	if (pre > st.st_size)
 		pre = st.st_size;
 
-	sa.sin_port = htons(port);
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-		errno = EINVAL;
-		return fail(addr);
-	}
-	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (xaddr_parse(addr, port, &sa))
+		return 1;
+	fd = socket(sa.u.sa.sa_family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return fail("socket");
-	if (bind_dev(fd, o))
+	if (bind_dev(fd, o, sa.u.sa.sa_family))
 		return fail("SO_BINDTODEVICE/TCP_MD5SIG");
+	if (o->exthdr && set_exthdr(fd, o->exthdr, &sa))
+		return fail("IPV6_HOPOPTS/IPV6_RTHDR");
+	if (o->frag_mtu && setsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &o->frag_mtu,
+				      sizeof(o->frag_mtu)))
+		return fail("IPV6_MTU");
 	if (tos >= 0 && set_tos(fd, tos))
 		return fail("IP_TOS");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+	if (connect(fd, &sa.u.sa, sa.len))
 		return fail("connect");
 	if (after) {
 		/* the SYN was marked: it offered rx; the preamble is not */
@@ -191,20 +266,17 @@ static int check_zeros(int fd, const char *out)
 static int do_recv(const char *addr, int port, int tos, const char *out,
 		   const struct xopts *o)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	static char buf[1 << 16];
 	int one = 1, lfd, fd, f;
+	struct xaddr sa;
 	ssize_t n;
 
-	sa.sin_port = htons(port);
-	if (addr && inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-		errno = EINVAL;
-		return fail(addr);
-	}
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind_dev(lfd, o) ||
+	if (xaddr_parse(addr, port, &sa))
+		return 1;
+	lfd = socket(sa.u.sa.sa_family, SOCK_STREAM, 0);
+	if (lfd < 0 || bind_dev(lfd, o, sa.u.sa.sa_family) ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
+	    bind(lfd, &sa.u.sa, sa.len) || listen(lfd, 1))
 		return fail("listen");
 	fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
@@ -256,8 +328,8 @@ static int read_to(int fd, const char *out)
 static int do_serve(const char *addr, int port, int tos, long count,
 		    const char *in)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	int one = 1, lfd, fd, f;
+	struct xaddr sa;
 	struct stat st;
 	char *buf;
 	long i;
@@ -269,15 +341,12 @@ static int do_serve(const char *addr, int port, int tos, long count,
 	if (!buf || read(f, buf, st.st_size) != st.st_size)
 		return fail(in);
 	close(f);
-	sa.sin_port = htons(port);
-	if (addr && inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-		errno = EINVAL;
-		return fail(addr);
-	}
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (xaddr_parse(addr, port, &sa))
+		return 1;
+	lfd = socket(sa.u.sa.sa_family, SOCK_STREAM, 0);
 	if (lfd < 0 ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
+	    bind(lfd, &sa.u.sa, sa.len) || listen(lfd, 1))
 		return fail("listen");
 	for (i = 0; i < count; i++) {
 		fd = accept(lfd, NULL, NULL);
@@ -299,24 +368,23 @@ static int do_serve(const char *addr, int port, int tos, long count,
 static int do_fetch(const char *addr, int port, int lport, int tos,
 		    const char *out)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	struct sockaddr_in la = { .sin_family = AF_INET };
+	struct xaddr sa, la;
 	int one = 1, fd;
 
-	sa.sin_port = htons(port);
-	la.sin_port = htons(lport);
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-		errno = EINVAL;
-		return fail(addr);
-	}
-	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (xaddr_parse(addr, port, &sa))
+		return 1;
+	/* the any address of the peer's family */
+	if (xaddr_parse(sa.u.sa.sa_family == AF_INET6 ? "::" : NULL, lport,
+			&la))
+		return 1;
+	fd = socket(sa.u.sa.sa_family, SOCK_STREAM, 0);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&la, sizeof(la)))
+	    bind(fd, &la.u.sa, la.len))
 		return fail("bind");
 	if (tos >= 0 && set_tos(fd, tos))
 		return fail("IP_TOS");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+	if (connect(fd, &sa.u.sa, sa.len))
 		return fail("connect");
 	if (read_to(fd, out))
 		return 1;
@@ -336,7 +404,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:n:B:I:Z:K:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:c:p:T:P:m:n:B:I:Z:K:E:M:")) != -1) {
 		switch (opt) {
 		case 'b':
 		case 'c':
@@ -368,6 +436,12 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			o.md5key = optarg;
+			break;
+		case 'E':
+			o.exthdr = optarg;
+			break;
+		case 'M':
+			o.frag_mtu = atoi(optarg);
 			break;
 		default:
 			return 2;

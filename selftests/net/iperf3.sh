@@ -8,7 +8,11 @@
 # its 37-byte cookie before it marks the data socket, so the float grid is
 # anchored at stream byte 37 and the file's floats lie on it; the server
 # does not write the cookie into out.bin. Also prints the throughput of
-# plain and marked iperf3 runs.
+# plain and marked iperf3 runs, over INCNN_FAMILY's addresses.
+#
+# INCNN_IPERF_AB=N (not in make check): then N rounds more, each a marked run
+# over IPv4 and one over IPv6 (alternating, in this one VM), and the ratio
+# of the IPv6 goodput to the IPv4 one (medians), for docs/results.md.
 #
 # Two iperf3 -F properties are worked around (see the comments below):
 #  - the client's data socket is non-blocking and iperf_tcp_send() resends
@@ -37,15 +41,18 @@ predict "$TMP/want" "$TMP/grads.bin" 0 inceptionn --bound 2^-10
 # transfer: every write() of iperf3 is taken whole, none is partial
 sysctl -qw net.core.wmem_max=16777216 net.core.rmem_max=16777216
 
-iperf() { # name client-args...: run one test, server output in $TMP/name.*
-	local name=$1 spid rc
+# iperf name client-args...: run one test, server output in $TMP/name.*,
+# to IPERF_TO (default $ADDR_B)
+iperf() {
+	local name=$1 to=${IPERF_TO:-$ADDR_B} spid rc fam=-4
 	shift
+	case $to in *:*) fam=-6 ;; esac
 	next_port
-	nsx "$NS_B" iperf3 -s -4 -1 -B "$ADDR_B" -p "$PORT" "${SERVER_ARGS[@]}" \
+	nsx "$NS_B" iperf3 -s "$fam" -1 -B "$to" -p "$PORT" "${SERVER_ARGS[@]}" \
 		>"$TMP/$name.server" 2>&1 &
 	spid=$!
 	wait_listen "$NS_B" "$PORT" || { kill $spid; return 1; }
-	nsx "$NS_A" iperf3 -c "$ADDR_B" -p "$PORT" -f m "$@" >"$TMP/$name.client" 2>&1
+	nsx "$NS_A" iperf3 -c "$to" -p "$PORT" -f m "$@" >"$TMP/$name.client" 2>&1
 	rc=$?
 	wait $spid
 	return $rc
@@ -117,6 +124,29 @@ else
 	fail "iperf3 -F transfer" "$(tail -n 5 "$TMP/exact.client")"
 	skip "iperf3 -F: tx_framed" "no transfer"
 	skip "iperf3 -F: anchor" "no transfer"
+fi
+
+# --- INCNN_IPERF_AB: marked goodput, IPv6 against IPv4 -----------------------------
+if [ "${INCNN_IPERF_AB:-0}" -gt 0 ]; then
+	SERVER_ARGS=()
+	r4=() r6=()
+	for i in $(seq 1 "$INCNN_IPERF_AB"); do
+		for fam in 4 6; do
+			to=$ADDR4_B
+			[ $fam = 6 ] && to=$ADDR6_B
+			if IPERF_TO=$to iperf "ab$fam-$i" -t 3 --tos 0x28 -F "$TMP/grads.bin"; then
+				r=$(rate "$TMP/ab$fam-$i.client")
+				info "INCNN_IPERF_AB round $i IPv$fam marked: ${r:-?}"
+				[ $fam = 4 ] && r4+=("${r%% *}") || r6+=("${r%% *}")
+			else
+				fail "INCNN_IPERF_AB round $i IPv$fam run" "$(tail -n 5 "$TMP/ab$fam-$i.client")"
+			fi
+		done
+	done
+	med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+	m4=$(med "${r4[@]}")
+	m6=$(med "${r6[@]}")
+	ok "INCNN_IPERF_AB: marked goodput, median of ${#r4[@]}/${#r6[@]} rounds: IPv4 $m4 Mbit/s, IPv6 $m6 Mbit/s, IPv6/IPv4 $(awk -v a="$m6" -v b="$m4" 'BEGIN { printf "%.3f", b ? a / b : 0 }')"
 fi
 
 ktap_finish

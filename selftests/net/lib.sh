@@ -27,7 +27,7 @@ KT_SKIP=0
 
 ktap_header() {
 	echo "TAP version 13"
-	echo "# $TEST_NAME: $*"
+	echo "# $TEST_NAME: $*$([ "$INCNN_FAMILY" = 6 ] && echo " [IPv6]")"
 }
 
 ok() { # description

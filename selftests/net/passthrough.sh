@@ -34,7 +34,10 @@ for _ in range(30000):  # insmod: seconds on the debug kernel
     time.sleep(0.01)
 else:
     sys.exit("no go")
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
+if s.family == socket.AF_INET6:
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, 0x28)
+else:
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
 s.sendall(data[65536:])
 s.shutdown(socket.SHUT_WR)
 while s.recv(65536):

@@ -16,6 +16,8 @@
 #
 # Environment: INCNN_BUILD (default build/), VM_CHECK_OUT (the vm.sh
 # --out dir, default $INCNN_BUILD/vm/net-out), VM_CHECK_TIMEOUT (s, 900).
+# INCNN_FAMILY=6 runs the scripts over IPv6, INCNN_FAMILIES="4 6" once
+# per family (selftests/net/run.sh; every INCNN_* variable reaches the VM).
 
 set -u
 SELF_DIR=$(cd "$(dirname "$0")" && pwd)

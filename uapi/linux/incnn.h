@@ -278,6 +278,9 @@ enum incnn_stat {
 	INCNN_STAT_RX_V2_BYTES_ORIG,	/* bytes restored by version-2 frames */
 	INCNN_STAT_RX_DROP_ALLOC,	/* dropped: no pages to restore into */
 	INCNN_STAT_RX_DROP_V2_WINDOW,	/* dropped: version 2 past the window */
+	INCNN_STAT_TX_RAW_EXTHDR,	/* raw: IPv6 extension headers */
+	INCNN_STAT_TX_DROP_EXTHDR,	/* dropped: ext. headers, lossy flow */
+	INCNN_STAT_RX_DROP_EXTHDR,	/* dropped: frame behind ext. headers */
 	__INCNN_STAT_MAX
 };
 
@@ -320,6 +323,9 @@ enum incnn_flow_attr {
 	INCNN_FLOW_A_BYTES_ORIG,	/* u64: payload bytes framed */
 	INCNN_FLOW_A_BYTES_WIRE,	/* u64: frame bytes sent */
 	INCNN_FLOW_A_IDLE_MS,		/* u32: since last segment */
+	INCNN_FLOW_A_FAMILY,		/* u8: AF_INET or AF_INET6 */
+	INCNN_FLOW_A_SADDR6,		/* struct in6_addr: local (IPv6) */
+	INCNN_FLOW_A_DADDR6,		/* struct in6_addr: peer (IPv6) */
 	__INCNN_FLOW_A_MAX
 };
 

@@ -34,10 +34,36 @@ struct flows_ctx {
 	unsigned long count;
 };
 
-static const char *addr_text(const struct nlattr *a, char *buf, size_t len)
+static void port_text(const struct nlattr *a, char *buf, size_t len)
 {
+	if (a)
+		snprintf(buf, len, "%u", ntohs(mnl_attr_get_u16(a)));
+	else
+		snprintf(buf, len, "?");
+}
+
+/* an IPv6 flow has INCNN_FLOW_A_SADDR6 and _DADDR6 instead */
+static bool flow_v6(const struct flow *fl)
+{
+	return fl->tb[INCNN_FLOW_A_SADDR6] || fl->tb[INCNN_FLOW_A_DADDR6];
+}
+
+/* the local (@peer: peer) address, "?" if the kernel sent none */
+static const char *addr_text(const struct flow *fl, bool peer, char *buf,
+			     size_t len)
+{
+	const struct nlattr *a;
 	struct in_addr in;
 
+	if (flow_v6(fl)) {
+		a = fl->tb[peer ? INCNN_FLOW_A_DADDR6 : INCNN_FLOW_A_SADDR6];
+		if (!a || mnl_attr_get_payload_len(a) != 16 ||
+		    !inet_ntop(AF_INET6, mnl_attr_get_payload(a), buf,
+			       (socklen_t)len))
+			return "?";
+		return buf;
+	}
+	a = fl->tb[peer ? INCNN_FLOW_A_DADDR : INCNN_FLOW_A_SADDR];
 	if (!a)
 		return "?";
 	in.s_addr = mnl_attr_get_u32(a);	/* __be32 as sent */
@@ -46,13 +72,20 @@ static const char *addr_text(const struct nlattr *a, char *buf, size_t len)
 	return buf;
 }
 
-static void port_text(const struct nlattr *a, char *buf, size_t len)
+/* address and port as a URL writes them: 10.0.0.1:5001, [fd00::1]:5001 */
+static void endpoint_print(const struct flow *fl, bool peer)
 {
-	if (a)
-		snprintf(buf, len, "%u", ntohs(mnl_attr_get_u16(a)));
+	const struct nlattr *p = fl->tb[peer ? INCNN_FLOW_A_DPORT :
+					 INCNN_FLOW_A_SPORT];
+	char a[INET6_ADDRSTRLEN], port[8];
+
+	port_text(p, port, sizeof(port));
+	if (flow_v6(fl))
+		printf("[%s]:%s", addr_text(fl, peer, a, sizeof(a)), port);
 	else
-		snprintf(buf, len, "?");
+		printf("%s:%s", addr_text(fl, peer, a, sizeof(a)), port);
 }
+
 
 static double flow_ratio(const struct flow *fl)
 {
@@ -78,15 +111,12 @@ static const char *flow_label(const struct incctl *c, const struct flow *fl,
 static void flow_text(const struct incctl *c, const struct flow *fl)
 {
 	const struct nlattr *const *tb = fl->tb;
-	char sa[INET_ADDRSTRLEN], da[INET_ADDRSTRLEN], sp[8], dp[8];
 	char label[64];
 	double ratio = flow_ratio(fl);
 
-	port_text(tb[INCNN_FLOW_A_SPORT], sp, sizeof(sp));
-	port_text(tb[INCNN_FLOW_A_DPORT], dp, sizeof(dp));
-	printf("%s:%s -> %s:%s",
-	       addr_text(tb[INCNN_FLOW_A_SADDR], sa, sizeof(sa)), sp,
-	       addr_text(tb[INCNN_FLOW_A_DADDR], da, sizeof(da)), dp);
+	endpoint_print(fl, false);
+	fputs(" -> ", stdout);
+	endpoint_print(fl, true);
 	if (tb[INCNN_FLOW_A_DSCP])
 		printf(" dscp %u", mnl_attr_get_u8(tb[INCNN_FLOW_A_DSCP]));
 	if (tb[INCNN_FLOW_A_CODEC])
@@ -141,18 +171,18 @@ static void flow_json(const struct incctl *c, struct json *j,
 		      const struct flow *fl)
 {
 	const struct nlattr *const *tb = fl->tb;
-	char buf[INET_ADDRSTRLEN], label[64];
+	char buf[INET6_ADDRSTRLEN], label[64];
+	bool v6 = flow_v6(fl);
 
 	json_obj_open(j, NULL);
-	if (tb[INCNN_FLOW_A_SADDR])
-		json_str(j, "saddr", addr_text(tb[INCNN_FLOW_A_SADDR], buf,
-					       sizeof(buf)));
+	json_u64(j, "family", v6 ? 6 : 4);
+	if (tb[v6 ? INCNN_FLOW_A_SADDR6 : INCNN_FLOW_A_SADDR])
+		json_str(j, "saddr", addr_text(fl, false, buf, sizeof(buf)));
 	if (tb[INCNN_FLOW_A_SPORT])
 		json_u64(j, "sport",
 			 ntohs(mnl_attr_get_u16(tb[INCNN_FLOW_A_SPORT])));
-	if (tb[INCNN_FLOW_A_DADDR])
-		json_str(j, "daddr", addr_text(tb[INCNN_FLOW_A_DADDR], buf,
-					       sizeof(buf)));
+	if (tb[v6 ? INCNN_FLOW_A_DADDR6 : INCNN_FLOW_A_DADDR])
+		json_str(j, "daddr", addr_text(fl, true, buf, sizeof(buf)));
 	if (tb[INCNN_FLOW_A_DPORT])
 		json_u64(j, "dport",
 			 ntohs(mnl_attr_get_u16(tb[INCNN_FLOW_A_DPORT])));
@@ -221,6 +251,9 @@ static int flows_cb(const struct nlmsghdr *nlh, void *data)
 		[INCNN_FLOW_A_BYTES_ORIG] = MNL_TYPE_U64,
 		[INCNN_FLOW_A_BYTES_WIRE] = MNL_TYPE_U64,
 		[INCNN_FLOW_A_IDLE_MS] = MNL_TYPE_U32,
+		[INCNN_FLOW_A_FAMILY] = MNL_TYPE_U8,
+		[INCNN_FLOW_A_SADDR6] = MNL_TYPE_BINARY,
+		[INCNN_FLOW_A_DADDR6] = MNL_TYPE_BINARY,
 	};
 	struct flows_ctx *fc = data;
 	const struct nlattr *attr;

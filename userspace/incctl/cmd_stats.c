@@ -56,6 +56,9 @@ static const char *const stat_names[__INCNN_STAT_MAX] = {
 	[INCNN_STAT_RX_V2_BYTES_ORIG] = "rx_v2_bytes_orig",
 	[INCNN_STAT_RX_DROP_ALLOC] = "rx_drop_alloc",
 	[INCNN_STAT_RX_DROP_V2_WINDOW] = "rx_drop_v2_window",
+	[INCNN_STAT_TX_RAW_EXTHDR] = "tx_raw_exthdr",
+	[INCNN_STAT_TX_DROP_EXTHDR] = "tx_drop_exthdr",
+	[INCNN_STAT_RX_DROP_EXTHDR] = "rx_drop_exthdr",
 };
 
 /* Counters a newer kernel may add are kept and shown as "stat_N". */
@@ -202,6 +205,7 @@ static void summarise(const struct stats *st, struct summary *sm)
 	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_NOT_OFFERED);
 	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_ALLOC);
 	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_V2_WINDOW);
+	sm->rx_dropped += sv(st, INCNN_STAT_RX_DROP_EXTHDR);
 }
 
 static uint64_t hist_total(const struct cstat *cs)
