@@ -450,7 +450,6 @@ struct incnn_comm {
 		/* the loss monitor's window of this rank's local losses */
 		double lwin[COLL_GVQ_LOSS_WIN];
 		unsigned int lnext, lfill;
-		bool have_ref;			/* st.loss_ref is set */
 		float *v, *pack;		/* scratch */
 		size_t v_cap, pack_cap;		/* floats */
 		bool told;			/* the "no conv layer" note */

@@ -212,7 +212,6 @@ static void gv_loss_reset(struct incnn_comm *c)
 {
 	c->gvq.lnext = 0;
 	c->gvq.lfill = 0;
-	c->gvq.have_ref = false;
 	c->gvq.st.loss_avg = 0;
 	c->gvq.st.loss_ref = -1;
 }
@@ -542,8 +541,7 @@ static bool gv_large(struct incnn_comm *c)
 	for (i = 0; i < COLL_GVQ_LOSS_WIN; i++)
 		sum += c->gvq.lwin[i];
 	st->loss_avg = sum / COLL_GVQ_LOSS_WIN;
-	if (!c->gvq.have_ref) {
-		c->gvq.have_ref = true;
+	if (st->loss_ref < 0) {		/* no reference yet */
 		st->loss_ref = st->loss_avg;
 		return false;
 	}
