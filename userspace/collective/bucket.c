@@ -18,7 +18,18 @@
 #define BK_NO_EXP	INT32_MIN	/* a rank whose input is all zero */
 #define BK_MSG_HEAD	12	/* settings, segments, their hash; 4 B each */
 
-typedef uint32_t bk_u8 __attribute__((vector_size(32)));
+/*
+ * |x| as int32 lanes: the sign bit cleared, so signed compares order them
+ * as the floats (SSE2 and AVX2 have no unsigned compare); an AVX2 clone
+ * picked at load time on x86-64.
+ */
+typedef int32_t bk_i8 __attribute__((vector_size(32)));
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BK_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define BK_SIMD_CLONES
+#endif
 
 static void bk_free_one(struct coll_bucket *b)
 {
@@ -127,15 +138,15 @@ static struct coll_bucket *bk_get(struct incnn_comm *c, uint64_t key,
  * The largest finite |x[i]| as its bit pattern (0: none), x multiplied
  * by @mul first unless it is 1 (in place: the result's unscaling).
  */
-static uint32_t bk_absmax_bits(float *x, size_t n, float mul)
+BK_SIMD_CLONES static uint32_t bk_absmax_bits(float *x, size_t n, float mul)
 {
-	const bk_u8 mask = { 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
+	const bk_i8 mask = { 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
 			     0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff };
-	const bk_u8 inf = { 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000,
+	const bk_i8 inf = { 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000,
 			    0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000 };
 	typedef float f8 __attribute__((vector_size(32)));
 	const f8 mv = { mul, mul, mul, mul, mul, mul, mul, mul };
-	bk_u8 m = { 0 }, v, keep;
+	bk_i8 m = { 0 }, v, keep;
 	uint32_t best = 0, u;
 	size_t i = 0;
 	f8 f;
@@ -148,11 +159,11 @@ static uint32_t bk_absmax_bits(float *x, size_t n, float mul)
 		}
 		memcpy(&v, &f, sizeof(v));
 		v &= mask;
-		keep = (bk_u8)(v < inf) & (bk_u8)(v > m);
+		keep = (v < inf) & (v > m);
 		m = (m & ~keep) | (v & keep);
 	}
 	for (int j = 0; j < 8; j++)
-		best = m[j] > best ? m[j] : best;
+		best = (uint32_t)m[j] > best ? (uint32_t)m[j] : best;
 	for (; i < n; i++) {
 		if (mul != 1)
 			x[i] = x[i] * mul;
