@@ -403,17 +403,18 @@ next_port() {
 # xfer NAME IN [incnn_xfer send options...]: receive into $TMP/NAME.out in
 # $NS_B, send IN from $NS_A; returns the sender's status (the receiver's
 # on its own failure). A transfer that stalls is killed after
-# $XFER_TIMEOUT seconds.
+# $XFER_TIMEOUT seconds, times $SLOW where selftests/net/lib.sh sets it
+# (the debug kernel's processes start and run several times slower).
 XFER_TIMEOUT=${XFER_TIMEOUT:-60}
 xfer() {
-	local name=$1 in=$2 rpid rc rrc
+	local name=$1 in=$2 rpid rc rrc t=$((XFER_TIMEOUT * ${SLOW:-1}))
 	shift 2
 	next_port
-	timeout "$XFER_TIMEOUT" nsenter --net="/run/netns/$NS_B" \
+	timeout "$t" nsenter --net="/run/netns/$NS_B" \
 		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$name.out" &
 	rpid=$!
 	wait_listen "$NS_B" "$PORT" || { kill $rpid; return 1; }
-	timeout "$XFER_TIMEOUT" nsenter --net="/run/netns/$NS_A" \
+	timeout "$t" nsenter --net="/run/netns/$NS_A" \
 		"$XFER" send -c "$ADDR_B" -p "$PORT" "$@" "$in"
 	rc=$?
 	wait $rpid
