@@ -81,7 +81,7 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 		pos += inc_enc8(in + 4 * i, cnt, kc, out + pos, &c, count);
 		i += cnt;
 	}
-	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3);
+	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3, c.c1);
 }
 
 ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,

@@ -94,7 +94,7 @@ static __always_inline void zebq_enc_steps(u8 k, const u8 *in, size_t n,
 	}
 	g = ng;
 stop:
-	avx2_enc_stop(at, GROUP * g, pos, count, n1, n2, n3);
+	avx2_enc_stop(at, GROUP * g, pos, count, n1, n2, n3, 0);
 }
 
 ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
