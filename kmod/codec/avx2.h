@@ -490,9 +490,7 @@ static inline u64 avx2_get64(const u8 *p)
 /* whether every lane of @a and @b is below @lim (a power of 2), unsigned */
 static inline bool avx2_below(v8si a, v8si b, u32 lim)
 {
-	v8si m = __builtin_ia32_pmaxud256(a, b);
-
-	return __builtin_ia32_ptestz256((v4di)m, (v4di)avx2_set1(-lim));
+	return __builtin_ia32_ptestz256((v4di)(a | b), (v4di)avx2_set1(-lim));
 }
 
 /*
