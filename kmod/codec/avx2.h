@@ -504,16 +504,15 @@ static inline v16hi avx2_words(v8si a, v8si b)
 
 /*
  * 16 values of tags 00/01 from their magnitudes @mw (< 2^7, words in
- * avx2_words() order) and their values @xa, @xb (for the signs): *@tags
- * gets their tag word (value i's tag in bits 2i+1..2i), *@keep their keep
- * mask (bit i: value i is sent, m != 0). Returns their payload bytes
+ * avx2_words() order), keep words @kw (the same order: 0x80 if the value
+ * is sent, tag 01, else 0) and their values @xa, @xb (for the signs):
+ * *@tags gets their tag word (value i's tag in bits 2i+1..2i), *@keep
+ * their keep mask (bit i: value i is sent). Returns their payload bytes
  * (the magnitude, the sign at bit 7) in value order.
  */
-static __always_inline v16qi avx2_bytes16(v16hi mw, v8si xa, v8si xb,
-					  u32 *tags, u32 *keep)
+static __always_inline v16qi avx2_bytes16(v16hi mw, v16hi kw, v8si xa,
+					  v8si xb, u32 *tags, u32 *keep)
 {
-	/* bit 7 of the low byte: m != 0; the high byte 0 */
-	v16hi kw = mw + 0x7f;
 	v16hi sw = __builtin_ia32_packssdw256(xa, xb);
 	v16hi pw = mw | ((sw >> 8) & 0x80);
 	v32qi pb = __builtin_ia32_packuswb256(pw, kw);

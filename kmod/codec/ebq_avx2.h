@@ -37,9 +37,10 @@ static __always_inline unsigned int ebq_enc16(const u8 *pa, const u8 *pb,
 	u32 tags;
 
 	if (likely(avx2_below(qa, qb, 0x80))) {
+		v16hi qw = avx2_words(qa, qb);
 		u32 keep;
-		v16qi p = avx2_bytes16(avx2_words(qa, qb), xa, xb, &tags,
-				       &keep);
+		/* bit 7 of the low byte: q != 0; the high byte 0 */
+		v16qi p = avx2_bytes16(qw, qw + 0x7f, xa, xb, &tags, &keep);
 		v2di r = avx2_pack16(p, keep);
 
 		put_unaligned_le32(tags, tp);
