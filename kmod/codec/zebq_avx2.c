@@ -27,13 +27,13 @@ static const u8 zebq_zeros[4 * GROUP];
 static inline u32 zebq_flag_byte(const u8 *p, v8si lim)
 {
 #define ZEBQ_NZ(j)	((avx2_load8(p + 32 * (j)) & 0x7f800000) > lim)
-	v4di c = (v4di)__builtin_ia32_packsswb256(
-		__builtin_ia32_packssdw256(ZEBQ_NZ(0), ZEBQ_NZ(1)),
-		__builtin_ia32_packssdw256(ZEBQ_NZ(2), ZEBQ_NZ(3)));
-	v4di d = (v4di)__builtin_ia32_packsswb256(
-		__builtin_ia32_packssdw256(ZEBQ_NZ(4), ZEBQ_NZ(5)),
-		__builtin_ia32_packssdw256(ZEBQ_NZ(6), ZEBQ_NZ(7)));
+	v16hi w01 = __builtin_ia32_packssdw256(ZEBQ_NZ(0), ZEBQ_NZ(1));
+	v16hi w23 = __builtin_ia32_packssdw256(ZEBQ_NZ(2), ZEBQ_NZ(3));
+	v16hi w45 = __builtin_ia32_packssdw256(ZEBQ_NZ(4), ZEBQ_NZ(5));
+	v16hi w67 = __builtin_ia32_packssdw256(ZEBQ_NZ(6), ZEBQ_NZ(7));
 #undef ZEBQ_NZ
+	v4di c = (v4di)__builtin_ia32_packsswb256(w01, w23);
+	v4di d = (v4di)__builtin_ia32_packsswb256(w45, w67);
 	v4di w;
 
 	w = __builtin_shufflevector(c, d, 0, 1, 4, 5) |
