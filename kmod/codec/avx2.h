@@ -460,6 +460,8 @@ static __always_inline v8si avx2_load_part(const u8 *p, unsigned int cnt)
  */
 typedef char v8qi __attribute__((vector_size(8 * sizeof(u8))));
 typedef long long v2di __attribute__((vector_size(2 * sizeof(u64))));
+typedef float v2sf __attribute__((vector_size(2 * sizeof(u32))));
+typedef float v4sf __attribute__((vector_size(4 * sizeof(u32))));
 
 /* bytes 0..7 of @v sign-extended to 32 bits (vpmovsxbd) */
 static inline v8si avx2_sx8(v16qi v)
@@ -471,12 +473,6 @@ static inline v8si avx2_sx8(v16qi v)
 #else
 	return __builtin_ia32_pmovsxbd256(v);
 #endif
-}
-
-/* the keep byte of 8 values from their 16 tags @t (tags 00, 01 only) */
-static inline u32 avx2_keep8(u32 t)
-{
-	return (t | t >> 7) & 0xff;
 }
 
 static inline u64 avx2_get64(const u8 *p)
@@ -531,6 +527,16 @@ static inline void avx2_put64(u8 *p, u64 v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* the high 8 bytes of @r at @p (vmovhps: one store, no shuffle) */
+static inline void avx2_put_hi64(u8 *p, v2di r)
+{
+#ifdef __clang__
+	avx2_put64(p, r[1]);
+#else
+	__builtin_ia32_storehps((v2sf *)p, (v4sf)r);
+#endif
+}
+
 /*
  * Pack the bytes @p of 16 values of tags 00/01 by their keep mask @keep:
  * the packed bytes of values 0..7 in element 0, of 8..15 in element 1
@@ -547,7 +553,8 @@ static __always_inline v2di avx2_pack16(v16qi p, u32 keep)
 }
 
 /*
- * Unpack 16 values of tags 00/01 (tag word @tags) from their payload
+ * Unpack 16 values of tags 00/01 (tag word @tags; the keep byte of 8
+ * values with 16 tags t is (t | t >> 7) & 0xff) from their payload
  * bytes, values 0..7 at @lo, 8..15 at @hi (8 readable bytes at each):
  * per value +-m, m the payload's bits 6..0, negative if its bit 7 is set
  * (0 for tag 00), as 32-bit lanes: values 0..7 in *@a, 8..15 in *@b.
@@ -555,7 +562,7 @@ static __always_inline v2di avx2_pack16(v16qi p, u32 keep)
 static __always_inline void avx2_unpack16(const u8 *lo, const u8 *hi, u32 tags,
 					  v8si *a, v8si *b)
 {
-	u32 il = avx2_keep8(tags), ih = avx2_keep8(tags >> 16);
+	u32 kb = tags | tags >> 7, il = kb & 0xff, ih = (kb >> 16) & 0xff;
 	v2di s = { avx2_get64(lo), avx2_get64(hi) };
 	v2di m = { avx2_get64(incnn_simd_unpack8[il]),
 		   avx2_get64(incnn_simd_unpack8[ih]) };

@@ -46,7 +46,7 @@ static __always_inline unsigned int ebq_enc16(const u8 *pa, const u8 *pb,
 		put_unaligned_le32(tags, tp);
 		l = __builtin_popcount(keep & 0xff);
 		avx2_put64(op, r[0]);
-		avx2_put64(op + l, r[1]);
+		avx2_put_hi64(op + l, r);
 		if (count)
 			c->c1 += __builtin_popcount(keep);
 		return __builtin_popcount(keep);

@@ -59,7 +59,7 @@ static __always_inline unsigned int inc_enc16_bytes(const u8 *ip,
 	put_unaligned_le16(tags, op);
 	avx2_put64(op + 2, r[0]);
 	put_unaligned_le16(tags >> 16, op + 2 + la);
-	avx2_put64(op + 4 + la, r[1]);
+	avx2_put_hi64(op + 4 + la, r);
 	if (count)
 		c->c1 += __builtin_popcount(keep);
 	return 4 + __builtin_popcount(keep);
