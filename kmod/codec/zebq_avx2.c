@@ -41,15 +41,27 @@ static inline u32 zebq_flag_byte(const u8 *p, v8si lim)
 	return avx2_mask8((v8si)w != 0);
 }
 
-/* the flag bytes of whole runs of 64 values; returns the groups done */
+/*
+ * The flag bytes: whole runs of 64 values by zebq_flag_byte(), then a
+ * group at a time (the last one zero-padded: zeros have q = 0). Returns
+ * the groups done: all.
+ */
 static size_t zebq_flags_avx2(u8 k, const u8 *in, size_t n, u8 *flags)
 {
 	v8si lim = avx2_set1(INCNN_ZEBQ_NZ_EXP(k) - 1);
-	size_t b;
+	size_t b, g, ng = (n + GROUP - 1) / GROUP;
 
 	for (b = 0; n - 64 * b >= 64; b++)
 		flags[b] = zebq_flag_byte(in + 256 * b, lim);
-	return 8 * b;
+	for (g = 8 * b; g < ng; g++) {
+		unsigned int cnt = n - GROUP * g < GROUP ? n - GROUP * g : GROUP;
+		v8si e = avx2_load_part(in + 4 * GROUP * g, cnt) & 0x7f800000;
+
+		if (!(g % 8))
+			flags[g / 8] = 0;
+		flags[g / 8] |= (avx2_mask8(e > lim) != 0) << (g % 8);
+	}
+	return ng;
 }
 
 /* the flags of the whole groups of flag byte @b (of @ng whole groups) */
@@ -77,14 +89,27 @@ static __always_inline void zebq_enc_steps(u8 k, const u8 *in, size_t n,
 	for (b = 0; b < nb; b++) {
 		u32 f = zebq_whole(out, ng, b);
 
-		/* eight flagged groups: four pairs of neighbours */
-		if (f == 0xff && !pa && cap - pos >= 4 * WIDE_ROOM) {
+		/*
+		 * eight flagged groups: the pending one with the first,
+		 * then pairs of neighbours (the last one pending)
+		 */
+		if (f == 0xff && cap - pos >= 4 * WIDE_ROOM) {
 			const u8 *ip = in + 4 * GROUP * 8 * b;
-			int j;
+			int j, np = 4;
 
-			for (j = 0; j < 4; j++, ip += 8 * GROUP, tp += 4)
+			if (pa) {
+				pos += ebq_enc16(pa, ip, scale, out + tp,
+						 out + pos, &c, count);
+				tp += 4;
+				ip += 4 * GROUP;
+				np = 3;
+			}
+			for (j = 0; j < np; j++, ip += 8 * GROUP, tp += 4)
 				pos += ebq_enc16(ip, ip + 4 * GROUP, scale,
 						 out + tp, out + pos, &c, count);
+			/* with a pending one, the last group is pending */
+			ga = 8 * b + 7;
+			pa = np == 3 ? ip : NULL;
 			continue;
 		}
 		while (f) {
@@ -166,12 +191,51 @@ static void zebq_dec_zeros(const u8 *flags, size_t end, u8 *out)
 }
 
 /*
- * The flagged whole groups in pairs, while the payload is readable,
- * from body byte *@pos, their tags from *@tp. Returns the first group
- * not decoded (every flagged one before it is).
+ * Whether the pair of flagged groups of tag word @tags decodes from body
+ * byte @pos: neither group is all 00 (the scalar code rejects it) and
+ * its payload is readable (lim = len - WIDE_ROOM).
  */
-static size_t zebq_dec_pairs(u8 k, const u8 *in, size_t len, u8 *out,
-			     size_t ng, size_t *posp, size_t *tpp)
+static __always_inline bool zebq_pair_ok(u32 tags, size_t pos, ssize_t lim,
+					 size_t len, bool nz)
+{
+	if (!nz && (!(tags & 0xffff) || !(tags >> 16)))
+		return false;
+	return likely((ssize_t)pos <= lim) ||
+	       (!(tags & TAGS_WIDE) && len - pos >= BYTES_ROOM);
+}
+
+/*
+ * Whether the tags of the flagged whole groups (@ng whole groups, tags
+ * from @tp) are all non-zero, as the scalar code requires: then the
+ * pair loop need not check them.
+ */
+static bool zebq_tags_nz(const u8 *in, size_t ng, size_t tp)
+{
+	size_t b, w = 0, i;
+
+	for (b = 0; 8 * b < ng; b++)
+		w += __builtin_popcount(zebq_whole(in, ng, b));
+	for (i = 0; w - i >= 16; i += 16) {
+		v8si t = avx2_load8(in + tp + 2 * i);
+
+		if (__builtin_ia32_pmovmskb256((v32qi)((v16hi)t == 0)))
+			return false;
+	}
+	for (; i < w; i++)
+		if (!get_unaligned_le16(in + tp + 2 * i))
+			return false;
+	return true;
+}
+
+/*
+ * The flagged whole groups in pairs, while the payload is readable,
+ * from body byte *@posp, their tags from *@tpp (all non-zero if @nz, a
+ * constant after inlining). Returns the first group not decoded (every
+ * flagged one before it is).
+ */
+static __always_inline size_t zebq_dec_pairs(u8 k, const u8 *in, size_t len,
+					     u8 *out, size_t ng, size_t *posp,
+					     size_t *tpp, bool nz)
 {
 	size_t pos = *posp, tp = *tpp;
 	const v8sf s1 = avx2_pow2(-7 - k), s2 = avx2_pow2(1 - k);
@@ -182,19 +246,32 @@ static size_t zebq_dec_pairs(u8 k, const u8 *in, size_t len, u8 *out,
 	for (b = 0; b < nb; b++) {
 		u32 f = zebq_whole(in, ng, b), tags;
 
-		/* eight flagged groups, room for four pairs of neighbours */
-		if (f == 0xff && !have && (ssize_t)pos <= lim - 3 * WIDE_ROOM) {
-			u8 *op = out + 4 * GROUP * 8 * b;
+		/*
+		 * eight flagged groups: the pending one with the first,
+		 * then pairs of neighbours; the groups left (a bad pair on,
+		 * or the last one) to the loop below
+		 */
+		if (f == 0xff) {
+			u8 *op0 = out + 4 * GROUP * 8 * b, *op = op0;
+			/* the pairs start below the last group */
+			u8 *last = op0 + 4 * GROUP * 7;
 
-			for (; f; f >>= 2, op += 16 * 4, tp += 4) {
+			tags = have ? get_unaligned_le32(in + tp) : 0;
+			if (have && zebq_pair_ok(tags, pos, lim, len, nz)) {
+				pos += ebq_dec16(in + pos, tags, s1, s2,
+						 out + 4 * GROUP * ga, op);
+				tp += 4;
+				op += 4 * GROUP;
+				have = false;
+			}
+			for (; !have && op < last; op += 8 * GROUP, tp += 4) {
 				tags = get_unaligned_le32(in + tp);
-				if (!(tags & 0xffff) || !(tags >> 16))
+				if (!zebq_pair_ok(tags, pos, lim, len, nz))
 					break;
 				pos += ebq_dec16(in + pos, tags, s1, s2, op,
-						  op + 32);
+						 op + 4 * GROUP);
 			}
-			/* the groups left: the top ones (none if all done) */
-			f = (f << (8 - __builtin_popcount(f))) & 0xff;
+			f = (0xff << (op - op0) / (4 * GROUP)) & 0xff;
 		}
 		while (f) {
 			size_t gb = 8 * b + __builtin_ctz(f);
@@ -206,10 +283,7 @@ static size_t zebq_dec_pairs(u8 k, const u8 *in, size_t len, u8 *out,
 				continue;
 			}
 			tags = get_unaligned_le32(in + tp);
-			/* an all-00 group: the scalar code rejects it */
-			if (!(tags & 0xffff) || !(tags >> 16) ||
-			    (unlikely((ssize_t)pos > lim) &&
-			     ((tags & TAGS_WIDE) || len - pos < BYTES_ROOM)))
+			if (!zebq_pair_ok(tags, pos, lim, len, nz))
 				goto stop;
 			pos += ebq_dec16(in + pos, tags, s1, s2,
 					  out + 4 * GROUP * ga,
@@ -239,7 +313,10 @@ int incnn_zebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	if (err)
 		return err;
 	tp = (n + 8 * GROUP - 1) / (8 * GROUP);
-	g = zebq_dec_pairs(k, in, len, out, ng, &pos, &tp);
+	if (zebq_tags_nz(in, ng, tp))
+		g = zebq_dec_pairs(k, in, len, out, ng, &pos, &tp, true);
+	else
+		g = zebq_dec_pairs(k, in, len, out, ng, &pos, &tp, false);
 
 	/* the rest one group at a time, from a zero-padded copy */
 	base = pos;
