@@ -36,6 +36,13 @@ static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
 	struct avx2_counts c = { 0 };
 	u8 *tp = out;
 
+	/* two steps at a time while there is room for both */
+	for (; end - ip >= 8 * WIDE && pos + WIDE_ROOM <= lim;
+	     ip += 8 * WIDE, tp += WIDE / 2) {
+		pos += ebq_enc16(ip, ip + 32, scale, tp, out + pos, &c, count);
+		pos += ebq_enc16(ip + 64, ip + 96, scale, tp + 4, out + pos, &c,
+				 count);
+	}
 	/* while pos <= lim: cap - pos >= WIDE_ROOM (pos > 0 if n > 0) */
 	for (; ip < end && pos <= lim; ip += 4 * WIDE, tp += WIDE / 4)
 		pos += ebq_enc16(ip, ip + 32, scale, tp, out + pos, &c, count);
@@ -127,6 +134,14 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 		return err;
 	pos = (n + 3) / 4;
 
+	/* two steps at a time while both have WIDE_ROOM bytes */
+	for (; tend - tp >= WIDE / 2 && (ssize_t)pos <= lim - WIDE_ROOM;
+	     tp += WIDE / 2, op += 8 * WIDE) {
+		pos += ebq_dec16(in + pos, get_unaligned_le32(tp), s1, s2, op,
+				 op + 32);
+		pos += ebq_dec16(in + pos, get_unaligned_le32(tp + 4), s1, s2,
+				 op + 64, op + 96);
+	}
 	for (; tp < tend; tp += WIDE / 4, op += 4 * WIDE) {
 		u32 tags = get_unaligned_le32(tp);
 
