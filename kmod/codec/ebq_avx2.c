@@ -142,18 +142,24 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 		pos += ebq_dec16(in + pos, get_unaligned_le32(tp + 4), s1, s2,
 				 op + 64, op + 96);
 	}
+	/* then each step while what it reads is there */
 	for (; tp < tend; tp += WIDE / 4, op += 4 * WIDE) {
 		u32 tags = get_unaligned_le32(tp);
 
-		/* near the end: what the byte kernel can read, no payload */
-		if (unlikely((ssize_t)pos > lim)) {
-			if (!tags) {
-				memset(op, 0, 4 * WIDE);
+		if (likely(!(tags & TAGS_WIDE))) {
+			if (likely(len - pos >= BYTES_ROOM)) {
+				pos += ebq_dec16_bytes(in + pos, tags, s2, op,
+						       op + 32);
 				continue;
 			}
-			if ((tags & TAGS_WIDE) || len - pos < BYTES_ROOM)
+			if (tags)
 				break;
+			/* no payload at all */
+			memset(op, 0, 4 * WIDE);
+			continue;
 		}
+		if ((ssize_t)pos > lim)
+			break;
 		pos += ebq_dec16(in + pos, tags, s1, s2, op, op + 32);
 	}
 	return ebq_dec_tail(k, in, len, out, out_len, 4 * (tp - in), pos, s1,

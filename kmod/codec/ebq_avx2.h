@@ -85,21 +85,27 @@ static inline unsigned int ebq_len16(u32 tags)
  * BYTES_ROOM if the tags are 00 and 01 only): values 0..7 to @oa, 8..15
  * to @ob. Returns the payload bytes.
  */
+/* ebq_dec16() of tags 00/01 only: the byte kernel (BYTES_ROOM readable) */
+static __always_inline unsigned int ebq_dec16_bytes(const u8 *ip, u32 tags,
+						    v8sf s2, u8 *oa, u8 *ob)
+{
+	v8si a, b;
+
+	avx2_unpack16(ip, ip + __builtin_popcount(tags & 0xffff), tags, &a,
+		      &b);
+	avx2_store8(oa, (v8si)(__builtin_convertvector(a, v8sf) * s2));
+	avx2_store8(ob, (v8si)(__builtin_convertvector(b, v8sf) * s2));
+	return __builtin_popcount(tags);
+}
+
 static __always_inline unsigned int ebq_dec16(const u8 *ip, u32 tags,
 					      v8sf s1, v8sf s2, u8 *oa,
 					      u8 *ob)
 {
 	unsigned int l;
 
-	if (likely(!(tags & TAGS_WIDE))) {
-		v8si a, b;
-
-		avx2_unpack16(ip, ip + __builtin_popcount(tags & 0xffff), tags,
-			      &a, &b);
-		avx2_store8(oa, (v8si)(__builtin_convertvector(a, v8sf) * s2));
-		avx2_store8(ob, (v8si)(__builtin_convertvector(b, v8sf) * s2));
-		return __builtin_popcount(tags);
-	}
+	if (likely(!(tags & TAGS_WIDE)))
+		return ebq_dec16_bytes(ip, tags, s2, oa, ob);
 	l = ebq_dec8(ip, tags, s1, s2, oa);
 	return l + ebq_dec8(ip + l, tags >> 16, s1, s2, ob);
 }
