@@ -61,6 +61,35 @@ static inline v8si avx2_sllv(v8si a, v8si n)
 	return __builtin_ia32_psllv8si(a, n);
 }
 
+/*
+ * Zero @n32 (2, 4 or 8) * 32 bytes at @p by vector stores (a constant
+ * memset of a few hundred bytes may become "rep stos", slow to start)
+ */
+static __always_inline void avx2_zero(u8 *p, unsigned int n32)
+{
+	const v8si z = avx2_set1(0);
+
+	/* straight stores: a loop of them may become memset again */
+	switch (n32) {
+	case 8:
+		avx2_store8(p + 224, z);
+		avx2_store8(p + 192, z);
+		avx2_store8(p + 160, z);
+		avx2_store8(p + 128, z);
+		fallthrough;
+	case 4:
+		avx2_store8(p + 96, z);
+		avx2_store8(p + 64, z);
+		fallthrough;
+	case 2:
+		avx2_store8(p + 32, z);
+		avx2_store8(p, z);
+		break;
+	default:
+		memset(p, 0, 32 * n32);
+	}
+}
+
 /* lanes of a -1/0 mask as bits 7..0 */
 static inline u32 avx2_mask8(v8si m)
 {

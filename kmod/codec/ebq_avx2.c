@@ -51,7 +51,7 @@ static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
 	if (i < n && cap - pos >= WIDE_ROOM) {
 		u8 buf[4 * WIDE], tags[4];
 
-		memset(buf, 0, sizeof(buf));
+		avx2_zero(buf, sizeof(buf) / 32);
 		memcpy(buf, in + 4 * i, 4 * (n - i));
 		pos += ebq_enc16(buf, buf + 32, scale, tags, out + pos, &c,
 				 count);
@@ -90,7 +90,7 @@ static int ebq_dec_tail(u8 k, const u8 *in, size_t len, u8 *out,
 	size_t avail = len - pos < WIDE_ROOM ? len - pos : WIDE_ROOM;
 	u8 tmp[2 * WIDE_ROOM], last[4 * WIDE];
 
-	memset(tmp, 0, sizeof(tmp));
+	avx2_zero(tmp, sizeof(tmp) / 32);
 	memcpy(tmp, in + pos, avail);
 	while (i < n) {
 		unsigned int cnt = n - i < WIDE ? n - i : WIDE, l, j;
@@ -155,7 +155,7 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			if (tags)
 				break;
 			/* no payload at all */
-			memset(op, 0, 4 * WIDE);
+			avx2_zero(op, 2);
 			continue;
 		}
 		if ((ssize_t)pos > lim)

@@ -176,9 +176,10 @@ static int inc_dec_tail(const u8 *in, size_t len, u8 *out, size_t out_len,
 {
 	size_t n = out_len / 4, base = pos;
 	size_t avail = len - pos < 2 * GROUP_ROOM ? len - pos : 2 * GROUP_ROOM;
-	u8 tmp[3 * GROUP_ROOM], last[4 * GROUP];
+	/* 3 * GROUP_ROOM, rounded up to whole vectors */
+	u8 tmp[(3 * GROUP_ROOM + 31) / 32 * 32], last[4 * GROUP];
 
-	memset(tmp, 0, sizeof(tmp));
+	avx2_zero(tmp, sizeof(tmp) / 32);
 	memcpy(tmp, in + pos, avail);
 	while (i < n && avail - (pos - base) >= 2) {
 		const u8 *ip = tmp + (pos - base);

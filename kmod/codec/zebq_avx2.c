@@ -181,7 +181,7 @@ static void zebq_dec_zeros(const u8 *flags, size_t end, u8 *out)
 				     (1u << (end - 8 * b)) - 1);
 
 		if (z == 0xff) {
-			memset(out + 4 * GROUP * 8 * b, 0, 4 * GROUP * 8);
+			avx2_zero(out + 4 * GROUP * 8 * b, 8);
 			continue;
 		}
 		for (; z; z &= z - 1)
@@ -321,7 +321,7 @@ int incnn_zebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	/* the rest one group at a time, from a zero-padded copy */
 	base = pos;
 	avail = len - pos < WIDE_ROOM ? len - pos : WIDE_ROOM;
-	memset(tmp, 0, sizeof(tmp));
+	avx2_zero(tmp, sizeof(tmp) / 32);
 	memcpy(tmp, in + pos, avail);
 	for (; g < ng; g++) {
 		u32 tags;
