@@ -173,7 +173,9 @@ void incnn_simd_init(void)
 
 	simd_level = INCNN_SIMD_NONE;
 #ifdef CONFIG_X86_64
+	/* the AVX2 codecs use popcnt too (every AVX2 CPU has it) */
 	if (boot_cpu_has(X86_FEATURE_AVX) && boot_cpu_has(X86_FEATURE_AVX2) &&
+	    boot_cpu_has(X86_FEATURE_POPCNT) &&
 	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL)) {
 		bool faster = simd_bench();
 

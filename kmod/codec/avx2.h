@@ -61,6 +61,35 @@ static inline v8si avx2_sllv(v8si a, v8si n)
 	return __builtin_ia32_psllv8si(a, n);
 }
 
+/*
+ * Zero @n32 (2, 4 or 8) * 32 bytes at @p by vector stores (a constant
+ * memset of a few hundred bytes may become "rep stos", slow to start)
+ */
+static __always_inline void avx2_zero(u8 *p, unsigned int n32)
+{
+	const v8si z = avx2_set1(0);
+
+	/* straight stores: a loop of them may become memset again */
+	switch (n32) {
+	case 8:
+		avx2_store8(p + 224, z);
+		avx2_store8(p + 192, z);
+		avx2_store8(p + 160, z);
+		avx2_store8(p + 128, z);
+		fallthrough;
+	case 4:
+		avx2_store8(p + 96, z);
+		avx2_store8(p + 64, z);
+		fallthrough;
+	case 2:
+		avx2_store8(p + 32, z);
+		avx2_store8(p, z);
+		break;
+	default:
+		memset(p, 0, 32 * n32);
+	}
+}
+
 /* lanes of a -1/0 mask as bits 7..0 */
 static inline u32 avx2_mask8(v8si m)
 {
@@ -125,15 +154,15 @@ static inline u32 avx2_hsum(v8si v)
  */
 static __always_inline void avx2_enc_stop(struct incnn_enc_pos *at, size_t i,
 					  size_t pos, bool count, v8si n1,
-					  v8si n2, v8si n3)
+					  v8si n2, v8si n3, size_t c1)
 {
 	at->i = i;
 	at->pos = pos;
 	if (count) {
 		at->classes[3] = avx2_hsum(n3);
 		at->classes[2] = avx2_hsum(n2) - at->classes[3];
-		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2);
-		at->classes[0] = i - avx2_hsum(n1);
+		at->classes[1] = avx2_hsum(n1) - avx2_hsum(n2) + c1;
+		at->classes[0] = i - avx2_hsum(n1) - c1;
 	}
 }
 
@@ -321,6 +350,23 @@ static __always_inline v8si avx2_ebq_enc_lanes(v8si x, v8sf scale, v8si *tl,
 }
 
 /*
+ * ebq's q of 8 values @x with @scale = 2^(k-1): y = |x| * scale rounded
+ * half up, exactly, below 2^31 (else, and for Inf and NaN, 0x80000000,
+ * >= 2^15 as unsigned). y is exact, and trunc(y + (0.5 - 2^-25)) is
+ * floor(y + 0.5): y < 0.5 gives at most 1 - 3 * 2^-26, which rounds
+ * below 1; y + 0.5 = n >= 1 gives n - 2^-25, which rounds to n (at n = 1
+ * a tie, to the even 1.0); otherwise y's step (>= 2^-24) keeps the sum
+ * within [n, n + 1).
+ */
+static __always_inline v8si avx2_ebq_q(v8si x, v8sf scale)
+{
+	v8sf y = (v8sf)(x & 0x7fffffff) * scale;
+	v8sf h = (v8sf)avx2_set1(0x3effffff);	/* 0.5 - 2^-25 */
+
+	return __builtin_ia32_cvttps2dq256(y + h);
+}
+
+/*
  * inceptionn's lanes for 8 values @x (inceptionn.c) with @eb = EB << 23
  * and @t16 = T16 << 23: the classes are compares of |x|'s bit pattern;
  * tags 01 and 10 carry floor(|x| * 2^15) (< 2^15) with the sign at bit
@@ -399,9 +445,14 @@ static __always_inline size_t avx2_quant_loop(u8 *buf, size_t len,
 	return i;
 }
 
-/* per-lane class counts of an encoder (see avx2_enc_stop()) */
+/*
+ * Class counts of an encoder (see avx2_enc_stop()): per lane, of the
+ * values with tag >= 01 (n1), >= 10 (n2) and 11 (n3), plus @c1 values of
+ * tag 01 counted by the byte kernels.
+ */
 struct avx2_counts {
 	v8si n1, n2, n3;
+	size_t c1;
 };
 
 static __always_inline void avx2_count(struct avx2_counts *c, v8si m1,
@@ -427,6 +478,131 @@ static __always_inline v8si avx2_load_part(const u8 *p, unsigned int cnt)
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, p, 4 * cnt);
 	return avx2_load8(buf);
+}
+
+/*
+ * The byte kernels: 16 values (two vectors A and B) whose tags are all 00
+ * or 01 (a 1-byte payload or none; in practice nearly every gradient
+ * value at k <= 10), packed with one 128-bit pshufb from the 8-byte
+ * tables incnn_simd_pack8/unpack8 (simd.h), indexed by the keep byte of
+ * 8 values.
+ */
+typedef char v8qi __attribute__((vector_size(8 * sizeof(u8))));
+typedef long long v2di __attribute__((vector_size(2 * sizeof(u64))));
+typedef float v2sf __attribute__((vector_size(2 * sizeof(u32))));
+typedef float v4sf __attribute__((vector_size(4 * sizeof(u32))));
+
+/* bytes 0..7 of @v sign-extended to 32 bits (vpmovsxbd) */
+static inline v8si avx2_sx8(v16qi v)
+{
+#ifdef __clang__
+	return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3,
+							       4, 5, 6, 7),
+				       v8si);
+#else
+	return __builtin_ia32_pmovsxbd256(v);
+#endif
+}
+
+static inline u64 avx2_get64(const u8 *p)
+{
+	u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* whether every lane of @a and @b is below @lim (a power of 2), unsigned */
+static inline bool avx2_below(v8si a, v8si b, u32 lim)
+{
+	return __builtin_ia32_ptestz256((v4di)(a | b), (v4di)avx2_set1(-lim));
+}
+
+/*
+ * The words of 16 lanes @a, @b (each < 2^15) as vpackusdw orders them:
+ * A0-3 B0-3 in the low half, A4-7 B4-7 in the high half.
+ */
+static inline v16hi avx2_words(v8si a, v8si b)
+{
+	return __builtin_ia32_packusdw256(a, b);
+}
+
+/*
+ * 16 values of tags 00/01 from their magnitudes @mw (< 2^7, words in
+ * avx2_words() order), keep words @kw (the same order: 0x80 if the value
+ * is sent, tag 01, else 0) and their values @xa, @xb (for the signs):
+ * *@tags gets their tag word (value i's tag in bits 2i+1..2i), *@keep
+ * their keep mask (bit i: value i is sent). Returns their payload bytes
+ * (the magnitude, the sign at bit 7) in value order.
+ */
+static __always_inline v16qi avx2_bytes16(v16hi mw, v16hi kw, v8si xa,
+					  v8si xb, u32 *tags, u32 *keep)
+{
+	v16hi sw = __builtin_ia32_packssdw256(xa, xb);
+	v16hi pw = mw | ((sw >> 8) & 0x80);
+	v32qi pb = __builtin_ia32_packuswb256(pw, kw);
+	/* the payload bytes in the low half, the keep bytes in the high */
+	v8si v = __builtin_ia32_permvarsi256((v8si)pb,
+					     (v8si){ 0, 4, 1, 5, 2, 6, 3, 7 });
+	v4di k = __builtin_shufflevector((v4di)kw, (v4di)kw, 0, 2, 1, 3);
+
+	*tags = (u32)__builtin_ia32_pmovmskb256((v32qi)k);
+	*keep = (u32)__builtin_ia32_pmovmskb256((v32qi)v) >> 16;
+	return (v16qi)__builtin_shufflevector((v4di)v, (v4di)v, 0, 1);
+}
+
+static inline void avx2_put64(u8 *p, u64 v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* the high 8 bytes of @r at @p (vmovhps: one store, no shuffle) */
+static inline void avx2_put_hi64(u8 *p, v2di r)
+{
+#ifdef __clang__
+	avx2_put64(p, r[1]);
+#else
+	__builtin_ia32_storehps((v2sf *)p, (v4sf)r);
+#endif
+}
+
+/*
+ * Pack the bytes @p of 16 values of tags 00/01 by their keep mask @keep:
+ * the packed bytes of values 0..7 in element 0, of 8..15 in element 1
+ * (their counts: popcount of the mask's bytes).
+ */
+static __always_inline v2di avx2_pack16(v16qi p, u32 keep)
+{
+	v2di m = { avx2_get64(incnn_simd_pack8[keep & 0xff]),
+		   avx2_get64(incnn_simd_pack8[keep >> 8]) };
+
+	/* values 8..15 are source bytes 8..15 */
+	m |= (v2di){ 0, 0x0808080808080808ll };
+	return (v2di)__builtin_ia32_pshufb128(p, (v16qi)m);
+}
+
+/*
+ * Unpack 16 values of tags 00/01 (tag word @tags; the keep byte of 8
+ * values with 16 tags t is (t | t >> 7) & 0xff) from their payload
+ * bytes, values 0..7 at @lo, 8..15 at @hi (8 readable bytes at each):
+ * per value +-m, m the payload's bits 6..0, negative if its bit 7 is set
+ * (0 for tag 00), as 32-bit lanes: values 0..7 in *@a, 8..15 in *@b.
+ */
+static __always_inline void avx2_unpack16(const u8 *lo, const u8 *hi, u32 tags,
+					  v8si *a, v8si *b)
+{
+	u32 kb = tags | tags >> 7, il = kb & 0xff, ih = (kb >> 16) & 0xff;
+	v2di s = { avx2_get64(lo), avx2_get64(hi) };
+	v2di m = { avx2_get64(incnn_simd_unpack8[il]),
+		   avx2_get64(incnn_simd_unpack8[ih]) };
+	v16qi r, v;
+
+	/* values 8..15 come from source bytes 8..15 */
+	m |= (v2di){ 0, 0x0808080808080808ll };
+	r = __builtin_ia32_pshufb128((v16qi)s, (v16qi)m);
+	v = __builtin_ia32_psignb128(r & 0x7f, r);
+	*a = avx2_sx8(v);
+	*b = avx2_sx8((v16qi)__builtin_shufflevector((v2di)v, (v2di)v, 1, 0));
 }
 
 #endif /* _INCNN_CODEC_AVX2_H */

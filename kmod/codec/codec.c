@@ -98,7 +98,8 @@ static enum incnn_simd simd_detect(void)
 		return INCNN_SIMD_NONE;
 #ifdef INCNN_CODEC_AVX2
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2"))
+	/* the AVX2 files use popcnt too (every AVX2 CPU has it) */
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
 		return INCNN_SIMD_AVX2;
 #endif
 	return INCNN_SIMD_NONE;

@@ -65,6 +65,9 @@ typedef __INT32_TYPE__ s32;
 #endif
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
+#ifndef fallthrough
+#define fallthrough	__attribute__((__fallthrough__))
+#endif
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif

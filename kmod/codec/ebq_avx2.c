@@ -1,38 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * ebq with AVX2, 16 values (four tag bytes) per step, in one pass.
- * Encode: y = |x| * 2^(k-1) in fp32 (exact), the classes from compares
- * of y, q = trunc(y + 0.5), the tag bytes by one pmovmskb, the payload
- * bytes packed by pshufb on the tag bytes (avx2_ebq_enc_lanes()). Decode:
- * pshufb to lanes (a 1-byte value to byte 1, so that both payload sizes
- * have the sign at bit 15), then an exact int -> float conversion and a
- * product by 2^(1-k) or 2^(-7-k) (avx2_dec_lanes()). The last values go
- * through zero-padded buffers; the scalar code in ebq.c finishes what
- * does not fit and decides every error. Built with -mavx2; see simd.h.
+ * Encode: q = round half up of |x| * 2^(k-1) by one fp32 product and a
+ * truncation (avx2_ebq_q()); where all 16 q are below 2^7 (tags 00 and
+ * 01, nearly every gradient value), the tag word comes from one
+ * pmovmskb of the q != 0 words and the payload bytes (sign at bit 7) are
+ * packed by one 128-bit pshufb (avx2_pack16()); otherwise the classes
+ * come from compares of y, and the payload bytes are packed by pshufb on
+ * each tag byte (avx2_ebq_enc_lanes()). Decode: where the tag word has
+ * only tags 00 and 01, one pshufb spreads 16 payload bytes, then
+ * +-q * 2^(1-k) by an exact int -> float conversion and a product;
+ * otherwise pshufb to lanes (a 1-byte value to byte 1, so that both
+ * payload sizes have the sign at bit 15), then the same with 2^(1-k) or
+ * 2^(-7-k) (avx2_dec_lanes()). The last values go through zero-padded
+ * buffers; the scalar code in ebq.c finishes what does not fit and
+ * decides every error. Built with -mavx2; see simd.h.
  */
 #include "codec.h"
 
 #ifdef INCNN_CODEC_AVX2
-#include "avx2.h"
-
-#define STEP		8
-/* a 16-byte store (load) at most 16 bytes in */
-#define STEP_ROOM	(16 + 16)
-
-/* Encode @cnt (1..8) values from @ip; their tag bytes, payload at @op */
-static __always_inline u32 ebq_enc8(const u8 *ip, unsigned int cnt,
-				    v8sf scale, u8 *op, unsigned int *plen,
-				    struct avx2_counts *c, bool count)
-{
-	v8si tl, m1, m2, m3;
-	v8si v = avx2_ebq_enc_lanes(avx2_load_part(ip, cnt), scale, &tl,
-				    &m1, &m2, &m3);
-	u32 tags = avx2_tags8(tl);
-
-	avx2_count(c, m1, m2, m3, count);
-	*plen = avx2_pack_tab(op, v, tags, incnn_simd_enc_shuf);
-	return tags;
-}
+#include "ebq_avx2.h"
 
 /*
  * The values that fit, from body byte @pos; their Table III counts only
@@ -44,39 +31,34 @@ static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
 					  bool count)
 {
 	const v8sf scale = avx2_pow2(k - 1);
+	const u8 *ip = in, *end = in + 4 * (n - n % WIDE);
+	size_t lim = cap >= WIDE_ROOM ? cap - WIDE_ROOM : 0, i;
 	struct avx2_counts c = { 0 };
-	size_t i = 0;
+	u8 *tp = out;
 
-	for (; n - i >= 2 * STEP && cap - pos >= 2 * STEP_ROOM; i += 16) {
-		v8si ta, tb, m1, m2, m3;
-		v8si a = avx2_ebq_enc_lanes(avx2_load8(in + 4 * i), scale,
-					    &ta, &m1, &m2, &m3);
-		v8si b;
-		u32 tags;
-
-		avx2_count(&c, m1, m2, m3, count);
-		b = avx2_ebq_enc_lanes(avx2_load8(in + 4 * i + 32), scale, &tb,
-				       &m1, &m2, &m3);
-		avx2_count(&c, m1, m2, m3, count);
-		tags = avx2_tags16(ta, tb);
-		put_unaligned_le32(tags, out + i / 4);
-		pos += avx2_pack_tab(out + pos, a, tags, incnn_simd_enc_shuf);
-		pos += avx2_pack_tab(out + pos, b, tags >> 16,
-				     incnn_simd_enc_shuf);
+	/* two steps at a time while there is room for both */
+	for (; end - ip >= 8 * WIDE && pos + WIDE_ROOM <= lim;
+	     ip += 8 * WIDE, tp += WIDE / 2) {
+		pos += ebq_enc16(ip, ip + 32, scale, tp, out + pos, &c, count);
+		pos += ebq_enc16(ip + 64, ip + 96, scale, tp + 4, out + pos, &c,
+				 count);
 	}
-	/* the last 1..15 values */
-	while (i < n && cap - pos >= STEP_ROOM) {
-		unsigned int cnt = n - i < STEP ? n - i : STEP, l;
-		u32 tags = ebq_enc8(in + 4 * i, cnt, scale, out + pos, &l, &c,
-				    count);
+	/* while pos <= lim: cap - pos >= WIDE_ROOM (pos > 0 if n > 0) */
+	for (; ip < end && pos <= lim; ip += 4 * WIDE, tp += WIDE / 4)
+		pos += ebq_enc16(ip, ip + 32, scale, tp, out + pos, &c, count);
+	i = (ip - in) / 4;
+	/* the last 1..15 values, zero-padded (tag 00, no payload) */
+	if (i < n && cap - pos >= WIDE_ROOM) {
+		u8 buf[4 * WIDE], tags[4];
 
-		out[i / 4] = tags;
-		if (cnt > 4)
-			out[i / 4 + 1] = tags >> 8;
-		pos += l;
-		i += cnt;
+		avx2_zero(buf, sizeof(buf) / 32);
+		memcpy(buf, in + 4 * i, 4 * (n - i));
+		pos += ebq_enc16(buf, buf + 32, scale, tags, out + pos, &c,
+				 count);
+		memcpy(out + i / 4, tags, (n - i + 3) / 4);
+		i = n;
 	}
-	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3);
+	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3, c.c1);
 }
 
 ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
@@ -97,40 +79,37 @@ ssize_t incnn_ebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	return incnn_ebq_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
-/* Decode 8 values of tag word @tags from @ip (STEP_ROOM readable). */
-static __always_inline unsigned int ebq_dec8(const u8 *ip, u32 tags,
-					     v8sf s1, v8sf s2, u8 *out)
-{
-	v8si mask, r = avx2_unpack_hi(ip, tags, &mask);
-
-	avx2_store8(out, avx2_dec_lanes(r, mask, s1, s2, false));
-	return incnn_simd_len[tags & 0xff] + incnn_simd_len[(tags >> 8) & 0xff];
-}
-
 /*
  * The last values, from a zero-padded copy of the next (at most
- * 2 * STEP_ROOM) body bytes, while their payload is there.
+ * WIDE_ROOM) body bytes, while their payload is there.
  */
 static int ebq_dec_tail(u8 k, const u8 *in, size_t len, u8 *out,
 			size_t out_len, size_t i, size_t pos, v8sf s1, v8sf s2)
 {
 	size_t n = out_len / 4, base = pos;
-	size_t avail = len - pos < 2 * STEP_ROOM ? len - pos : 2 * STEP_ROOM;
-	u8 tmp[3 * STEP_ROOM], last[4 * STEP];
+	size_t avail = len - pos < WIDE_ROOM ? len - pos : WIDE_ROOM;
+	u8 tmp[2 * WIDE_ROOM], last[4 * WIDE];
 
-	memset(tmp, 0, sizeof(tmp));
+	avx2_zero(tmp, sizeof(tmp) / 32);
 	memcpy(tmp, in + pos, avail);
 	while (i < n) {
-		unsigned int cnt = n - i < STEP ? n - i : STEP, l;
-		u32 tags = in[i / 4] | (cnt > 4 ? in[i / 4 + 1] << 8 : 0);
+		unsigned int cnt = n - i < WIDE ? n - i : WIDE, l, j;
+		u32 tags = 0;
 
-		l = incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
+		if (cnt == WIDE)
+			tags = get_unaligned_le32(in + i / 4);
+		else
+			for (j = 0; j < (cnt + 3) / 4; j++)
+				tags |= (u32)in[i / 4 + j] << (8 * j);
+		l = ebq_len16(tags);
 		if (l > avail - (pos - base))
 			break;
-		if (cnt == STEP) {
-			ebq_dec8(tmp + (pos - base), tags, s1, s2, out + 4 * i);
+		if (cnt == WIDE) {
+			ebq_dec16(tmp + (pos - base), tags, s1, s2, out + 4 * i,
+				  out + 4 * i + 32);
 		} else {
-			ebq_dec8(tmp + (pos - base), tags, s1, s2, last);
+			ebq_dec16(tmp + (pos - base), tags, s1, s2, last,
+				  last + 32);
 			memcpy(out + 4 * i, last, 4 * cnt);
 		}
 		pos += l;
@@ -143,7 +122,11 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			  size_t out_len)
 {
 	const v8sf s1 = avx2_pow2(-7 - k), s2 = avx2_pow2(1 - k);
-	size_t n = out_len / 4, i = 0, pos;
+	size_t n = out_len / 4, pos;
+	const u8 *tp = in, *tend = in + n / WIDE * (WIDE / 4);
+	/* pos <= lim: WIDE_ROOM bytes left */
+	ssize_t lim = (ssize_t)len - WIDE_ROOM;
+	u8 *op = out;
 	int err;
 
 	err = incnn_ebq_decode_check(in, len, out_len);
@@ -151,18 +134,36 @@ int incnn_ebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 		return err;
 	pos = (n + 3) / 4;
 
-	for (; n - i >= 2 * STEP && len - pos >= 2 * STEP_ROOM; i += 16) {
-		u32 tags = get_unaligned_le32(in + i / 4);
+	/* two steps at a time while both have WIDE_ROOM bytes */
+	for (; tend - tp >= WIDE / 2 && (ssize_t)pos <= lim - WIDE_ROOM;
+	     tp += WIDE / 2, op += 8 * WIDE) {
+		pos += ebq_dec16(in + pos, get_unaligned_le32(tp), s1, s2, op,
+				 op + 32);
+		pos += ebq_dec16(in + pos, get_unaligned_le32(tp + 4), s1, s2,
+				 op + 64, op + 96);
+	}
+	/* then each step while what it reads is there */
+	for (; tp < tend; tp += WIDE / 4, op += 4 * WIDE) {
+		u32 tags = get_unaligned_le32(tp);
 
-		pos += ebq_dec8(in + pos, tags, s1, s2, out + 4 * i);
-		pos += ebq_dec8(in + pos, tags >> 16, s1, s2, out + 4 * i + 32);
+		if (likely(!(tags & TAGS_WIDE))) {
+			if (likely(len - pos >= BYTES_ROOM)) {
+				pos += ebq_dec16_bytes(in + pos, tags, s2, op,
+						       op + 32);
+				continue;
+			}
+			if (tags)
+				break;
+			/* no payload at all */
+			avx2_zero(op, 2);
+			continue;
+		}
+		if ((ssize_t)pos > lim)
+			break;
+		pos += ebq_dec16(in + pos, tags, s1, s2, op, op + 32);
 	}
-	if (n - i >= STEP && len - pos >= STEP_ROOM) {
-		pos += ebq_dec8(in + pos, get_unaligned_le16(in + i / 4), s1, s2,
-				out + 4 * i);
-		i += STEP;
-	}
-	return ebq_dec_tail(k, in, len, out, out_len, i, pos, s1, s2);
+	return ebq_dec_tail(k, in, len, out, out_len, 4 * (tp - in), pos, s1,
+			    s2);
 }
 
 /* decode(encode()) in place: 8 values a step, the last 0..7 by ebq.c */

@@ -22,7 +22,48 @@
 /* constants of the encoder: EB << 23, T16 << 23 */
 struct inc_enc_c {
 	v8si eb, t16;
+	/* floor(|x| * 2^7) of a value of tag 10 or 11 is >= lim8 */
+	u32 lim8;
 };
+
+/*
+ * Encode 16 values (two groups) from @ip at @op (2 * GROUP_ROOM bytes of
+ * room) if all have tags 00/01 (a payload byte s, floor(|x| * 2^7), or
+ * none): the tag words and the bytes packed by the byte kernel. Returns
+ * the two groups' length, 0 if a value has tag 10 or 11.
+ */
+static __always_inline unsigned int inc_enc16_bytes(const u8 *ip,
+						    struct inc_enc_c kc,
+						    u8 *op,
+						    struct avx2_counts *c,
+						    bool count)
+{
+	v8si xa = avx2_load8(ip), xb = avx2_load8(ip + 32);
+	v8si axa = xa & 0x7fffffff, axb = xb & 0x7fffffff;
+	const v8sf s7 = avx2_pow2(7);
+	v8si ya = __builtin_ia32_cvttps2dq256((v8sf)axa * s7);
+	v8si yb = __builtin_ia32_cvttps2dq256((v8sf)axb * s7);
+	v16hi kw;
+	v16qi p;
+	v2di r;
+	u32 tags, keep;
+	unsigned int la;
+
+	if (!avx2_below(ya, yb, kc.lim8))
+		return 0;
+	kw = __builtin_ia32_packssdw256(axa > kc.eb - 1, axb > kc.eb - 1) &
+	     0x80;
+	p = avx2_bytes16(avx2_words(ya, yb), kw, xa, xb, &tags, &keep);
+	r = avx2_pack16(p, keep);
+	la = __builtin_popcount(keep & 0xff);
+	put_unaligned_le16(tags, op);
+	avx2_put64(op + 2, r[0]);
+	put_unaligned_le16(tags >> 16, op + 2 + la);
+	avx2_put_hi64(op + 4 + la, r);
+	if (count)
+		c->c1 += __builtin_popcount(keep);
+	return 4 + __builtin_popcount(keep);
+}
 
 /* Encode @cnt (1..8) values from @ip as one group at @op; its length. */
 static __always_inline unsigned int inc_enc8(const u8 *ip, unsigned int cnt,
@@ -51,17 +92,30 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 	const struct inc_enc_c kc = {
 		.eb = avx2_set1((127 - k) << 23),
 		.t16 = avx2_set1((127 - k + (k + 1) / 2) << 23),
+		/*
+		 * tag >= 10 iff |x| >= 2^(T16 - 127) iff floor(|x| * 2^7)
+		 * >= 2^(T16 - 120) (raw: >= 2^7, or 0x80000000), for
+		 * T16 >= 120 (k <= 15); else no byte kernel (0)
+		 */
+		.lim8 = k <= 15 ? 1u << (7 - k + (k + 1) / 2) : 0,
 	};
 	struct avx2_counts c = { 0 };
 	size_t i = 0, pos = 0;
 
 	for (; n - i >= 2 * GROUP && cap - pos >= 2 * GROUP_ROOM; i += 16) {
 		v8si ta, tb, m1, m2, m3;
-		v8si a = avx2_inc_enc_lanes(avx2_load8(in + 4 * i), kc.eb,
-					    kc.t16, &ta, &m1, &m2, &m3);
-		v8si b;
+		v8si a, b;
+		unsigned int l = kc.lim8 ?
+			inc_enc16_bytes(in + 4 * i, kc, out + pos, &c, count) :
+			0;
 		u32 tags;
 
+		if (likely(l)) {
+			pos += l;
+			continue;
+		}
+		a = avx2_inc_enc_lanes(avx2_load8(in + 4 * i), kc.eb, kc.t16,
+				       &ta, &m1, &m2, &m3);
 		avx2_count(&c, m1, m2, m3, count);
 		b = avx2_inc_enc_lanes(avx2_load8(in + 4 * i + 32), kc.eb,
 				       kc.t16, &tb, &m1, &m2, &m3);
@@ -81,7 +135,7 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 		pos += inc_enc8(in + 4 * i, cnt, kc, out + pos, &c, count);
 		i += cnt;
 	}
-	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3);
+	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3, c.c1);
 }
 
 ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
@@ -122,9 +176,10 @@ static int inc_dec_tail(const u8 *in, size_t len, u8 *out, size_t out_len,
 {
 	size_t n = out_len / 4, base = pos;
 	size_t avail = len - pos < 2 * GROUP_ROOM ? len - pos : 2 * GROUP_ROOM;
-	u8 tmp[3 * GROUP_ROOM], last[4 * GROUP];
+	/* 3 * GROUP_ROOM, rounded up to whole vectors */
+	u8 tmp[(3 * GROUP_ROOM + 31) / 32 * 32], last[4 * GROUP];
 
-	memset(tmp, 0, sizeof(tmp));
+	avx2_zero(tmp, sizeof(tmp) / 32);
 	memcpy(tmp, in + pos, avail);
 	while (i < n && avail - (pos - base) >= 2) {
 		const u8 *ip = tmp + (pos - base);
@@ -149,14 +204,34 @@ static int inc_dec_tail(const u8 *in, size_t len, u8 *out, size_t out_len,
 int incnn_inc_decode_avx2(u8 __always_unused k, const u8 *in, size_t len,
 			  u8 *out, size_t out_len)
 {
+	const v8sf s7 = avx2_pow2(-7);
 	size_t n = out_len / 4, i = 0, pos = 0;
 
 	if (out_len % 4)
 		return -EINVAL;
 
 	for (; n - i >= GROUP && len - pos >= GROUP_ROOM; i += GROUP) {
-		u32 tags = get_unaligned_le16(in + pos);
+		u32 tags = get_unaligned_le16(in + pos), tb;
+		unsigned int la;
 
+		/* two groups of tags 00/01: the byte kernel, 2^-7 */
+		if (likely(!(tags & 0xaaaa)) && n - i >= 2 * GROUP) {
+			la = __builtin_popcount(tags);
+			tb = get_unaligned_le16(in + pos + 2 + la);
+			if (likely(!(tb & 0xaaaa))) {
+				v8si a, b;
+
+				avx2_unpack16(in + pos + 2, in + pos + 4 + la,
+					      tags | tb << 16, &a, &b);
+				avx2_store8(out + 4 * i,
+					    (v8si)(__builtin_convertvector(a, v8sf) * s7));
+				avx2_store8(out + 4 * i + 32,
+					    (v8si)(__builtin_convertvector(b, v8sf) * s7));
+				pos += 4 + la + __builtin_popcount(tb);
+				i += GROUP;
+				continue;
+			}
+		}
 		inc_dec8(in + pos + 2, tags, out + 4 * i);
 		pos += inc_group_len(tags);
 	}

@@ -48,6 +48,14 @@ extern const u16 incnn_simd_spread[256];
 /* the same shuffles with a 1-byte value in byte 1 of its lane */
 extern const u8 incnn_simd_enc_shuf_hi[256][16];
 extern const u8 incnn_simd_dec_shuf_hi[256][16];
+/*
+ * Byte shuffles of 8 values of tags 00 and 01 (one payload byte or none):
+ * pack8 packs the kept byte lanes, indexed by the keep mask (bit j: value
+ * j is sent); unpack8 spreads them back, indexed by the keep byte
+ * (t | t >> 7) & 0xff of their 16 tag bits t.
+ */
+extern const u8 incnn_simd_pack8[256][8];
+extern const u8 incnn_simd_unpack8[256][8];
 
 /* the AVX2 codecs (inceptionn_avx2.c, ebq_avx2.c) */
 ssize_t incnn_inc_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,

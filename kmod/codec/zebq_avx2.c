@@ -1,100 +1,147 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * zebq with AVX2: one group (8 values) per vector. Flags: a compare of
- * the exponent fields and a movemask per group, a flag byte per 64
- * values. Encode: ebq's q, tags and pshufb packing, for the flagged
- * groups only. Decode: eight zeros for a group without a flag, else
- * ebq's unpacking. The scalar code in zebq.c finishes the buffer and
- * decides every error. Built with -mavx2; see simd.h.
+ * zebq with AVX2. Flags: a compare of the exponent fields and a movemask
+ * per group, a flag byte per 64 values. The flagged groups carry ebq's
+ * tags and payloads, contiguous: they go through ebq's 16-value kernels
+ * (ebq_avx2.h) in pairs, whether the two groups are neighbours or not.
+ * Decode: the groups without a flag get eight +0.0 first. The scalar
+ * code in zebq.c finishes the buffer and decides every error. Built
+ * with -mavx2; see simd.h.
  */
 #include "codec.h"
 
 #ifdef INCNN_CODEC_AVX2
-#include "avx2.h"
+#include "ebq_avx2.h"
 #include "zebq.h"
 
 #define GROUP		8
-/* a 16-byte store at most 16 bytes in */
-#define STEP_ROOM	(16 + 16)
 
-/* the flag bytes of whole runs of 64 values; returns the groups done */
-static size_t zebq_flags_avx2(u8 k, const u8 *in, size_t n, u8 *flags)
+/* eight zero values: the partner of a lone flagged group */
+static const u8 zebq_zeros[4 * GROUP];
+
+/*
+ * The flag byte of the 64 values at @p: per group, a compare of the
+ * exponent fields with @lim; the 8 masks packed to bytes (group j's lanes
+ * in dword j of both halves), the halves ORed, a dword per group.
+ */
+static inline u32 zebq_flag_byte(const u8 *p, v8si lim)
 {
-	v8si lim = avx2_set1(INCNN_ZEBQ_NZ_EXP(k) - 1);
-	size_t b;
+#define ZEBQ_NZ(j)	((avx2_load8(p + 32 * (j)) & 0x7f800000) > lim)
+	v16hi w01 = __builtin_ia32_packssdw256(ZEBQ_NZ(0), ZEBQ_NZ(1));
+	v16hi w23 = __builtin_ia32_packssdw256(ZEBQ_NZ(2), ZEBQ_NZ(3));
+	v16hi w45 = __builtin_ia32_packssdw256(ZEBQ_NZ(4), ZEBQ_NZ(5));
+	v16hi w67 = __builtin_ia32_packssdw256(ZEBQ_NZ(6), ZEBQ_NZ(7));
+#undef ZEBQ_NZ
+	v4di c = (v4di)__builtin_ia32_packsswb256(w01, w23);
+	v4di d = (v4di)__builtin_ia32_packsswb256(w45, w67);
+	v4di w;
 
-	for (b = 0; n - 64 * b >= 64; b++) {
-		const u8 *p = in + 256 * b;
-		u32 f = 0;
-		int j;
-
-		for (j = 0; j < 8; j++) {
-			v8si e = avx2_load8(p + 32 * j) & 0x7f800000;
-
-			f |= (u32)(avx2_mask8(e > lim) != 0) << j;
-		}
-		flags[b] = f;
-	}
-	return 8 * b;
-}
-
-/* Encode the 8 values at @ip; their tags in *tagsp, payload at @op. */
-static __always_inline unsigned int zebq_enc_step(u8 k, const u8 *ip,
-						  u8 *op, u32 *tagsp,
-						  v8si *n1, v8si *n2, v8si *n3)
-{
-	v8si x = avx2_load8(ip);
-	v8si s = avx2_set1(151 - k) - (avx2_srl(x, 23) & 0xff);
-	/* as in ebq_avx2.c: shifts >= 32 give 0, s <= 0 is raw */
-	v8si sc = s & ~(s >> 31);
-	v8si m = (x & 0x7fffff) | 0x800000;
-	v8si q = avx2_srlv(m + avx2_sllv(avx2_set1(1), sc - 1), sc);
-	v8si m1 = q > avx2_set1(0), m2 = q > avx2_set1(0x7f);
-	v8si m3 = q > avx2_set1(0x7fff);
-	v8si sign = avx2_sllv(avx2_srl(x, 31), avx2_set1(7) + (m2 & 8));
-	v8si v = (x & m3) | ((sign | q) & ~m3);
-
-	*tagsp = avx2_tags((m1 & ~m2) | m3, m2);
-	*n1 -= m1;
-	*n2 -= m2;
-	*n3 -= m3;
-	return avx2_pack(op, v, *tagsp);
+	w = __builtin_shufflevector(c, d, 0, 1, 4, 5) |
+	    __builtin_shufflevector(c, d, 2, 3, 6, 7);
+	return avx2_mask8((v8si)w != 0);
 }
 
 /*
- * The flagged whole groups, while the output has room,
- * from body byte @pos, their tags from @tp; their Table III counts only
- * if @count (a constant after inlining).
+ * The flag bytes: whole runs of 64 values by zebq_flag_byte(), then a
+ * group at a time (the last one zero-padded: zeros have q = 0). Returns
+ * the groups done: all.
+ */
+static size_t zebq_flags_avx2(u8 k, const u8 *in, size_t n, u8 *flags)
+{
+	v8si lim = avx2_set1(INCNN_ZEBQ_NZ_EXP(k) - 1);
+	size_t b, g, ng = (n + GROUP - 1) / GROUP;
+
+	for (b = 0; n - 64 * b >= 64; b++)
+		flags[b] = zebq_flag_byte(in + 256 * b, lim);
+	for (g = 8 * b; g < ng; g++) {
+		unsigned int cnt = n - GROUP * g < GROUP ? n - GROUP * g : GROUP;
+		v8si e = avx2_load_part(in + 4 * GROUP * g, cnt) & 0x7f800000;
+
+		if (!(g % 8))
+			flags[g / 8] = 0;
+		flags[g / 8] |= (avx2_mask8(e > lim) != 0) << (g % 8);
+	}
+	return ng;
+}
+
+/* the flags of the whole groups of flag byte @b (of @ng whole groups) */
+static inline u32 zebq_whole(const u8 *flags, size_t ng, size_t b)
+{
+	return flags[b] & (ng - 8 * b >= 8 ? 0xff : (1u << (ng - 8 * b)) - 1);
+}
+
+/*
+ * The flagged whole groups, in pairs, while the output has room, from
+ * body byte @pos, their tags from @tp; their Table III counts only if
+ * @count (a constant after inlining).
  */
 static __always_inline void zebq_enc_steps(u8 k, const u8 *in, size_t n,
 					   u8 *out, size_t cap, size_t pos,
 					   size_t tp, struct incnn_enc_pos *at,
 					   bool count)
 {
-	v8si n1 = avx2_set1(0), n2 = n1, n3 = n1;
-	size_t b, ng = n / GROUP, nb = (ng + 7) / 8, g = 0;
+	const v8sf scale = avx2_pow2(k - 1);
+	size_t b, ng = n / GROUP, nb = (ng + 7) / 8, g = ng, ga = 0;
+	struct avx2_counts c = { 0 };
+	const u8 *pa = NULL;
+	u8 t[4];
 
 	for (b = 0; b < nb; b++) {
-		/* the whole groups of this flag byte */
-		u32 f = out[b] & (ng - 8 * b >= 8 ? 0xff :
-				  (1u << (ng - 8 * b)) - 1);
+		u32 f = zebq_whole(out, ng, b);
 
+		/*
+		 * eight flagged groups: the pending one with the first,
+		 * then pairs of neighbours (the last one pending)
+		 */
+		if (f == 0xff && cap - pos >= 4 * WIDE_ROOM) {
+			const u8 *ip = in + 4 * GROUP * 8 * b;
+			int j, np = 4;
+
+			if (pa) {
+				pos += ebq_enc16(pa, ip, scale, out + tp,
+						 out + pos, &c, count);
+				tp += 4;
+				ip += 4 * GROUP;
+				np = 3;
+			}
+			for (j = 0; j < np; j++, ip += 8 * GROUP, tp += 4)
+				pos += ebq_enc16(ip, ip + 4 * GROUP, scale,
+						 out + tp, out + pos, &c, count);
+			/* with a pending one, the last group is pending */
+			ga = 8 * b + 7;
+			pa = np == 3 ? ip : NULL;
+			continue;
+		}
 		while (f) {
-			u32 tags;
+			size_t gb = 8 * b + __builtin_ctz(f);
 
-			g = 8 * b + __builtin_ctz(f);
-			if (cap - pos < STEP_ROOM)
-				goto stop;
 			f &= f - 1;
-			pos += zebq_enc_step(k, in + 4 * GROUP * g, out + pos,
-					     &tags, &n1, &n2, &n3);
-			put_unaligned_le16(tags, out + tp);
-			tp += 2;
+			if (!pa) {
+				ga = gb;
+				pa = in + 4 * GROUP * ga;
+				continue;
+			}
+			if (cap - pos < WIDE_ROOM) {
+				g = ga;
+				goto stop;
+			}
+			pos += ebq_enc16(pa, in + 4 * GROUP * gb, scale,
+					 out + tp, out + pos, &c, count);
+			tp += 4;
+			pa = NULL;
 		}
 	}
-	g = ng;
+	if (pa) {
+		/* a lone last one, beside eight zeros (tag 00, no payload) */
+		if (cap - pos < WIDE_ROOM) {
+			g = ga;
+			goto stop;
+		}
+		pos += ebq_enc16(pa, zebq_zeros, scale, t, out + pos, &c, count);
+		memcpy(out + tp, t, 2);
+	}
 stop:
-	avx2_enc_stop(at, GROUP * g, pos, count, n1, n2, n3);
+	avx2_enc_stop(at, GROUP * g, pos, count, c.n1, c.n2, c.n3, c.c1);
 }
 
 ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
@@ -120,73 +167,178 @@ ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	return incnn_zebq_encode_rest(k, in, len, out, cap, &at, hist);
 }
 
-/* Decode a flagged group of tag word @tags from @ip (STEP_ROOM readable). */
-static inline void zebq_dec_step(const u8 *ip, u32 tags, int k, u8 *out)
+/*
+ * Eight +0.0 for the groups without a flag before @end, which the scalar
+ * code would write before reaching group @end (on an error, the output
+ * past it is the scalar code's too).
+ */
+static void zebq_dec_zeros(const u8 *flags, size_t end, u8 *out)
 {
-	v8si t = avx2_lane_tags(tags);
-	v8si r = avx2_unpack(ip, tags);
-	v8si is3 = t == 3;
-	v8si v = avx2_fx_to_f32(r, t == 2, 1 - k, false);
+	size_t b;
 
-	avx2_store8(out, (r & is3) | (v & ~is3));
+	for (b = 0; 8 * b < end; b++) {
+		u32 z = ~flags[b] & (end - 8 * b >= 8 ? 0xff :
+				     (1u << (end - 8 * b)) - 1);
+
+		if (z == 0xff) {
+			avx2_zero(out + 4 * GROUP * 8 * b, 8);
+			continue;
+		}
+		for (; z; z &= z - 1)
+			avx2_store8(out + 4 * GROUP * (8 * b + __builtin_ctz(z)),
+				    avx2_set1(0));
+	}
+}
+
+/*
+ * Whether the pair of flagged groups of tag word @tags decodes from body
+ * byte @pos: neither group is all 00 (the scalar code rejects it) and
+ * its payload is readable (lim = len - WIDE_ROOM).
+ */
+static __always_inline bool zebq_pair_ok(u32 tags, size_t pos, ssize_t lim,
+					 size_t len, bool nz)
+{
+	if (!nz && (!(tags & 0xffff) || !(tags >> 16)))
+		return false;
+	return likely((ssize_t)pos <= lim) ||
+	       (!(tags & TAGS_WIDE) && len - pos >= BYTES_ROOM);
+}
+
+/*
+ * Whether the tags of the flagged whole groups (@ng whole groups, tags
+ * from @tp) are all non-zero, as the scalar code requires: then the
+ * pair loop need not check them.
+ */
+static bool zebq_tags_nz(const u8 *in, size_t ng, size_t tp)
+{
+	size_t b, w = 0, i;
+
+	for (b = 0; 8 * b < ng; b++)
+		w += __builtin_popcount(zebq_whole(in, ng, b));
+	for (i = 0; w - i >= 16; i += 16) {
+		v8si t = avx2_load8(in + tp + 2 * i);
+
+		if (__builtin_ia32_pmovmskb256((v32qi)((v16hi)t == 0)))
+			return false;
+	}
+	for (; i < w; i++)
+		if (!get_unaligned_le16(in + tp + 2 * i))
+			return false;
+	return true;
+}
+
+/*
+ * The flagged whole groups in pairs, while the payload is readable,
+ * from body byte *@posp, their tags from *@tpp (all non-zero if @nz, a
+ * constant after inlining). Returns the first group not decoded (every
+ * flagged one before it is).
+ */
+static __always_inline size_t zebq_dec_pairs(u8 k, const u8 *in, size_t len,
+					     u8 *out, size_t ng, size_t *posp,
+					     size_t *tpp, bool nz)
+{
+	size_t pos = *posp, tp = *tpp;
+	const v8sf s1 = avx2_pow2(-7 - k), s2 = avx2_pow2(1 - k);
+	ssize_t lim = (ssize_t)len - WIDE_ROOM;
+	size_t b, nb = (ng + 7) / 8, ga = 0;
+	bool have = false;
+
+	for (b = 0; b < nb; b++) {
+		u32 f = zebq_whole(in, ng, b), tags;
+
+		/*
+		 * eight flagged groups: the pending one with the first,
+		 * then pairs of neighbours; the groups left (a bad pair on,
+		 * or the last one) to the loop below
+		 */
+		if (f == 0xff) {
+			u8 *op0 = out + 4 * GROUP * 8 * b, *op = op0;
+			/* the pairs start below the last group */
+			u8 *last = op0 + 4 * GROUP * 7;
+
+			tags = have ? get_unaligned_le32(in + tp) : 0;
+			if (have && zebq_pair_ok(tags, pos, lim, len, nz)) {
+				pos += ebq_dec16(in + pos, tags, s1, s2,
+						 out + 4 * GROUP * ga, op);
+				tp += 4;
+				op += 4 * GROUP;
+				have = false;
+			}
+			for (; !have && op < last; op += 8 * GROUP, tp += 4) {
+				tags = get_unaligned_le32(in + tp);
+				if (!zebq_pair_ok(tags, pos, lim, len, nz))
+					break;
+				pos += ebq_dec16(in + pos, tags, s1, s2, op,
+						 op + 4 * GROUP);
+			}
+			f = (0xff << (op - op0) / (4 * GROUP)) & 0xff;
+		}
+		while (f) {
+			size_t gb = 8 * b + __builtin_ctz(f);
+
+			f &= f - 1;
+			if (!have) {
+				ga = gb;
+				have = true;
+				continue;
+			}
+			tags = get_unaligned_le32(in + tp);
+			if (!zebq_pair_ok(tags, pos, lim, len, nz))
+				goto stop;
+			pos += ebq_dec16(in + pos, tags, s1, s2,
+					  out + 4 * GROUP * ga,
+					  out + 4 * GROUP * gb);
+			tp += 4;
+			have = false;
+		}
+	}
+	if (!have)
+		ga = ng;
+stop:
+	zebq_dec_zeros(in, ga, out);
+	*posp = pos;
+	*tpp = tp;
+	return ga;
 }
 
 int incnn_zebq_decode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			   size_t out_len)
 {
-	size_t n = out_len / 4, ng = n / GROUP, g = 0, pos, tp, base;
-	u8 tmp[2 * STEP_ROOM];
+	const v8sf s1 = avx2_pow2(-7 - k), s2 = avx2_pow2(1 - k);
+	size_t n = out_len / 4, ng = n / GROUP, g, pos, tp, base, avail;
+	u8 tmp[2 * WIDE_ROOM], rest[4 * GROUP];
 	int err;
 
 	err = incnn_zebq_decode_check(in, len, out_len, &pos);
 	if (err)
 		return err;
 	tp = (n + 8 * GROUP - 1) / (8 * GROUP);
+	if (zebq_tags_nz(in, ng, tp))
+		g = zebq_dec_pairs(k, in, len, out, ng, &pos, &tp, true);
+	else
+		g = zebq_dec_pairs(k, in, len, out, ng, &pos, &tp, false);
 
-	for (; g < ng && len - pos >= STEP_ROOM; g++) {
+	/* the rest one group at a time, from a zero-padded copy */
+	base = pos;
+	avail = len - pos < WIDE_ROOM ? len - pos : WIDE_ROOM;
+	avx2_zero(tmp, sizeof(tmp) / 32);
+	memcpy(tmp, in + pos, avail);
+	for (; g < ng; g++) {
 		u32 tags;
+		unsigned int l;
 
 		if (!(in[g / 8] >> (g % 8) & 1)) {
-			/* a whole flag byte of zero groups at once */
-			if (!(g % 8) && !in[g / 8] && ng - g >= 8) {
-				memset(out + 4 * GROUP * g, 0, 32 * GROUP);
-				g += 7;
-				continue;
-			}
 			avx2_store8(out + 4 * GROUP * g, avx2_set1(0));
 			continue;
 		}
 		tags = get_unaligned_le16(in + tp);
-		if (!tags)
-			break;	/* the scalar code rejects it */
-		zebq_dec_step(in + pos, tags, k, out + 4 * GROUP * g);
+		l = ebq_len16(tags);
+		if (!tags || l > avail - (pos - base))
+			break;	/* the scalar code decides */
+		ebq_dec16(tmp + (pos - base), tags, s1, s2,
+			  out + 4 * GROUP * g, rest);
 		tp += 2;
-		pos += incnn_simd_len[tags & 0xff] + incnn_simd_len[tags >> 8];
-	}
-
-	/* the last payload bytes, zero-padded, while whole groups fit */
-	if (g < ng && len - pos < STEP_ROOM) {
-		base = pos;
-		memset(tmp, 0, sizeof(tmp));
-		memcpy(tmp, in + pos, len - pos);
-		for (; g < ng; g++) {
-			u32 tags;
-			unsigned int l;
-
-			if (!(in[g / 8] >> (g % 8) & 1)) {
-				avx2_store8(out + 4 * GROUP * g, avx2_set1(0));
-				continue;
-			}
-			tags = get_unaligned_le16(in + tp);
-			l = incnn_simd_len[tags & 0xff] +
-			    incnn_simd_len[tags >> 8];
-			if (!tags || l > len - pos)
-				break;
-			zebq_dec_step(tmp + (pos - base), tags, k,
-				      out + 4 * GROUP * g);
-			tp += 2;
-			pos += l;
-		}
+		pos += l;
 	}
 	return incnn_zebq_decode_rest(k, in, len, out, out_len, GROUP * g, pos);
 }

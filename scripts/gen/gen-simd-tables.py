@@ -15,6 +15,13 @@ instead of byte 0 (the fast paths keep 8- and 16-bit payloads at the
 same bit positions, sign at bit 15):
   enc_hi: like enc, but a 1-byte value is byte 1 of its lane
   dec_hi: like dec, but a 1-byte value goes to byte 1 of its lane
+The byte tables serve 8 values of tags 00 and 01 only (one payload byte
+or none each):
+  pack8: 8-byte shuffle that packs the kept bytes of 8 byte lanes,
+         indexed by the keep mask (bit j: value j is sent)
+  unpack8: 8-byte shuffle that spreads packed bytes back to 8 lanes,
+         indexed by the "keep byte" (t | t >> 7) & 0xff of their 16 tag
+         bits t: value j's bit 2j for j < 4, 2(j - 4) + 1 for j >= 4
 Usage: scripts/gen/gen-simd-tables.py > kmod/codec/simd_tables.c
 """
 
@@ -58,8 +65,25 @@ def dec(b):
     return row
 
 
-def table(name, fn):
-    out = ["const u8 %s[256][16] = {" % name]
+def kept(p):
+    return [(p >> (2 * j if j < 4 else 2 * (j - 4) + 1)) & 1 for j in range(8)]
+
+
+def pack8(p):
+    row = [j for j in range(8) if (p >> j) & 1]
+    return row + [128] * (8 - len(row))
+
+
+def unpack8(p):
+    row, r = [], 0
+    for k in kept(p):
+        row.append(r if k else 128)
+        r += k
+    return row
+
+
+def table(name, fn, w=16):
+    out = ["const u8 %s[256][%d] = {" % (name, w)]
     for b in range(256):
         out.append("\t{ %s }," % ", ".join(str(x) for x in fn(b)))
     out.append("};")
@@ -93,3 +117,7 @@ print()
 print(table("incnn_simd_enc_shuf_hi", enc_hi))
 print()
 print(table("incnn_simd_dec_shuf_hi", dec_hi))
+print()
+print(table("incnn_simd_pack8", pack8, 8))
+print()
+print(table("incnn_simd_unpack8", unpack8, 8))

@@ -217,6 +217,36 @@ TEST(tables)
 	}
 }
 
+/* the byte tables: 8 values of tags 00 and 01 */
+TEST(byte_tables)
+{
+	for (unsigned int t = 0; t < 256; t++) {
+		uint8_t pack[8], unpack[8];
+		unsigned int r = 0;
+
+		/* pack8[t]: the kept lanes (bit j of t) in order */
+		memset(pack, 128, sizeof(pack));
+		for (unsigned int j = 0; j < 8; j++)
+			if ((t >> j) & 1)
+				pack[r++] = j;
+		ASSERT_EQ(0, memcmp(pack, incnn_simd_pack8[t], 8));
+		/*
+		 * unpack8 by the keep byte of the tag word with value j's
+		 * tag 01 iff bit j of t: each lane its rank, or 128
+		 */
+		uint32_t tags = 0;
+
+		for (unsigned int j = 0; j < 8; j++)
+			tags |= ((t >> j) & 1) << (2 * j);
+		uint32_t kb = (tags | tags >> 7) & 0xff;
+
+		r = 0;
+		for (unsigned int j = 0; j < 8; j++)
+			unpack[j] = (t >> j) & 1 ? r++ : 128;
+		ASSERT_EQ(0, memcmp(unpack, incnn_simd_unpack8[kb], 8));
+	}
+}
+
 TEST(dispatch)
 {
 	NEED_AVX2();
