@@ -40,12 +40,14 @@ def test(name: str) -> Callable:
 
 def job(codec: str = "none") -> List[Dict[str, Any]]:
     """The 4-rank run with the State's @codec (once per codec, shared by
-    the tests that need it); an emulated codec: its samples kept too."""
+    the tests that need it); an emulated codec: its samples kept too;
+    "baseline": the plain incnn hook and SGD with momentum."""
     if codec in _job:
         return _job[codec]
     port = free_ports(3)
-    extra = {"LGC_CHECKS": "1"} if codec == "none" else \
-        {"LGC_CODEC": codec, "LGC_SAMPLES": "2"}
+    extra = {"LGC_CHECKS": "1"} if codec == "none" else {} \
+        if codec == "baseline" else {"LGC_CODEC": codec, "LGC_SAMPLES": "2"}
+    args = ["baseline"] if codec == "baseline" else []
     with tempfile.TemporaryDirectory() as d:
         procs = []
         for r in range(WORLD):
@@ -54,7 +56,8 @@ def job(codec: str = "none") -> List[Dict[str, Any]]:
                        MASTER_PORT=str(port), RANK=str(r),
                        WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r), **extra)
             procs.append(subprocess.Popen(
-                [PY, WORKER, d, str(STEPS), str(T1), str(T2)], env=env,
+                [PY, WORKER, d, str(STEPS), str(T1), str(T2)] + args,
+                env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         for r, p in enumerate(procs):
             out = p.communicate(timeout=120)[0]
@@ -244,6 +247,15 @@ def t_ebq_stages() -> None:
     for k in ("1", "2", "3"):
         assert half[k]["sent"] == s[k]["sent"] - s[k]["coded"] // 2, k
     assert half["total"]["rate"] > s["total"]["rate"]
+
+
+@test("stage 1 is the plain hook with SGD's momentum, bit for bit")
+def t_stage1_momentum() -> None:
+    lgc, base = job(), job("baseline")
+    for step in range(STEPS):
+        same = lgc[0]["digests"][step] == base[0]["digests"][step]
+        # the momentum of the averaged gradient: the baseline's optimizer
+        assert same == (step < T1), f"step {step}: same {same}"
 
 
 @test("the trainer alone trains; the same weights everywhere afterwards")

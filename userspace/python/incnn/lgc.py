@@ -58,13 +58,16 @@ __all__ = ["LGCState", "LGCOptions", "AEOptions", "lgc_hook", "Autoencoder"]
 
 
 class _Param:
-    """Per-parameter residual state (v, u of DGC)."""
-    __slots__ = ("kind", "u", "v")
+    """Per-parameter residual state (v, u of DGC) and the momentum of its
+    averaged gradient where it is averaged densely (stage 1, the first
+    layer)."""
+    __slots__ = ("kind", "u", "v", "mom")
 
     def __init__(self, kind: str):
         self.kind = kind            # "dense", "topk", "ae"
         self.u: Optional[torch.Tensor] = None
         self.v: Optional[torch.Tensor] = None
+        self.mom: Optional[torch.Tensor] = None
 
 
 class _Bucket:
@@ -172,6 +175,13 @@ class LGCOptions:
     measure:  in stage 3, also average the selected values exactly (gloo,
               not counted in the rates) to record the reconstruction
               error in stats()["3"]["rec_err"]
+    dense_momentum: apply @momentum to what is averaged densely (stage 1,
+              the first layer in stages 2-3) as SGD's momentum would
+              (buf = m buf + mean g, the same on every rank): the
+              optimizer runs without momentum for DGC's correction, so
+              without it those updates are SGD without momentum (as
+              before this option; the paper trains them with its
+              optimizer's momentum)
     wire_samples: with a lossy codec, keep about this many samples per
               stage of what the codec encodes (state.coded_samples), to
               measure its ratio for stats(codec_ratio=); 0: none
@@ -185,6 +195,7 @@ class LGCOptions:
     trainer: int = 0
     measure: bool = False
     wire_samples: int = 0
+    dense_momentum: bool = True
 
     def check(self) -> None:
         """ValueError naming the setting and its limits."""
@@ -492,12 +503,32 @@ class LGCState(StateBase):
                 if sum(sizes) != buf.numel():
                     sizes = [buf.numel()]
                 self._sampler.add(stage, [(buf, self._segments(sizes))])
+                if len(sizes) == len(bucket.parameters()):
+                    self._momentum_dense(bucket.parameters(), buf)
             return buf
         if stage == 3 and not self._broadcast_done:
             self._broadcast_weights()
         out = self._sparse(bucket, buf, stage, st, it)
         buf.copy_(out)
         return buf
+
+    def _momentum_dense(self, params: Sequence[torch.Tensor],
+                        avg: torch.Tensor) -> None:
+        """In place on @avg, the mean gradients of @params one after the
+        other: SGD's momentum (buf = avg at first, then m buf + avg), the
+        same on every rank (dense_momentum)."""
+        if not self.options.dense_momentum or not self.momentum:
+            return
+        off = 0
+        for p in params:
+            n = p.numel()
+            ps, a = self._param(p), avg[off:off + n]
+            if ps.mom is None:
+                ps.mom = a.clone()
+            else:
+                ps.mom.mul_(self.momentum).add_(a)
+            a.copy_(ps.mom)
+            off += n
 
     def _select(self, bucket: Any, buf: torch.Tensor
                 ) -> Tuple[List[Tuple[_Param, int, int]], torch.Tensor]:
@@ -514,6 +545,7 @@ class LGCState(StateBase):
                 g = buf[off:off + n]
                 if ps.v is None:
                     ps.u, ps.v = torch.zeros_like(g), torch.zeros_like(g)
+                    ps.mom = None           # stage 1's, not needed now
                 ps.u.mul_(self.momentum).add_(g)
                 ps.v.add_(ps.u)
                 k = self._k(n)
@@ -588,6 +620,9 @@ class LGCState(StateBase):
         self._mean(sp, st, ssz, key + 1, fresh=True)
         self._sampler.add(stage, [(dv, self._segments(dsz)),
                                   (sp, self._segments(ssz))])
+        self._momentum_dense([p for p, (ps, _, _) in
+                              zip(bucket.parameters(), layout)
+                              if ps.kind == "dense"], dv)
         msg = torch.cat([dv, sp])
         b = dv.numel() + tv.numel()
         rav = msg[b:]
