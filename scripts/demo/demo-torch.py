@@ -764,8 +764,9 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
                        CONFIGS + EXTRA_CONFIGS, "configuration") \
         if os.environ.get("INCNN_TORCH_CONFIGS") else CONFIGS
     k = int(os.environ.get("INCNN_TORCH_EVAL_EVERY", EVAL_EVERY))
-    # the seeds' schedules, scaled to the run (seeds-torch.py reads them)
-    for var, v in (("LGC_T1", steps // 15), ("LGC_T2", steps // 5),
+    # the seeds' schedules, scaled to the run (seeds-torch.py reads them;
+    # LGC's stages 1-2 a fifth of it, as make seeds' 20 + 40 of 300)
+    for var, v in (("LGC_T1", steps // 15), ("LGC_T2", 2 * steps // 15),
                    ("GVQ_TORCH_WARMUP", steps // 10),
                    ("GVQ_TORCH_TS", steps // 10)):
         os.environ.setdefault(f"INCNN_SEEDS_{var}", str(max(1, v)))
