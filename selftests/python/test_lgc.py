@@ -67,6 +67,17 @@ def job(codec: str = "none") -> List[Dict[str, Any]]:
     return _job[codec]
 
 
+def value_error(call: Callable[..., Any], args: Dict[str, Any],
+                want: str) -> None:
+    """call(**args) raises ValueError with @want in its message."""
+    try:
+        call(**args)
+    except ValueError as e:
+        assert want in str(e), f"{args}: {e}"
+    else:
+        raise AssertionError(f"{args}: no ValueError")
+
+
 @test("bad configuration raises ValueError naming the limit; keyed "
       "calls' segments")
 def t_config() -> None:
@@ -89,12 +100,7 @@ def t_config() -> None:
         grouped = {"ae": it.AEOptions(**ae_kw)} if ae_kw else \
             {"options": it.LGCOptions(**kw)}
         for args in (kw, grouped):
-            try:
-                it.LGCState(None, **args)
-            except ValueError as e:
-                assert want in str(e), f"{args}: {e}"
-            else:
-                raise AssertionError(f"{args}: no ValueError")
+            value_error(lambda **a: it.LGCState(None, **a), args, want)
     # a keyword wins over its group; the rest is for the State
     opts, ae, rest = it_lgc.split_keywords(
         {"alpha": 0.5, "ae_lr": 0.1, "codec": "ebq", "t2": 7},
@@ -133,12 +139,7 @@ def keyed_args(it: Any) -> None:
                          ({"key": 1, "segments": [9, -1]}, "lengths >= 0"),
                          ({"segments": [8]}, "go with key="),
                          ({"fresh": True}, "go with key=")):
-            try:
-                st.submit(t, **kw)
-            except ValueError as e:
-                assert want in str(e), f"{kw}: {e}"
-            else:
-                raise AssertionError(f"{kw}: no ValueError")
+            value_error(lambda **a: st.submit(t, **a), kw, want)
         st.submit(t, key=1, segments=[3, 0, 5], fresh=True).wait()
         assert torch.equal(t, torch.ones(8)), t
 
