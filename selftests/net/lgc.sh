@@ -8,7 +8,8 @@
 # incnn loaded with "codec ebq bound 2^-10" for ToS 0x28. Every rank
 # (selftests/python/lgc_vm.py, one process: importing torch takes over a
 # minute under TCG) trains the same tiny CNN four times from the same
-# start, INCNN_LGC_STEPS steps (default 12; t1 3, t2 6; 16 before issue 21 part 2: the job now fits the runner's 600 s on a loaded host): the plain incnn
+# start, INCNN_LGC_STEPS steps (default 12, 16 before: 12 fits the
+# runner's 600 s on a loaded host; t1 3, t2 6): the plain incnn
 # hook, LGC with exact unmarked codes, LGC with codes through the
 # library's userspace ebq 2^-10 (unmarked) and LGC with codes on marked
 # sockets (codec "auto": the module compresses them; every stage's
