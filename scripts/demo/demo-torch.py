@@ -534,6 +534,8 @@ class Run:
         self.gvq = self.seeds.GvqSampler(sys.modules[__name__], self.world) \
             if self.seeds is not None and self.rank == 0 else None
         self.plain_timed0, self.plain_at = 0, []
+        # LGC: its stats' (sent, coded) bytes per stage at each point
+        self.lgc_at: List[Dict[str, Tuple[int, int]]] = []
 
     def sent(self) -> int:
         """Bytes sent so far: the library's count, or the all_reduce
@@ -576,6 +578,11 @@ class Run:
                            self.sent() - self.wire0, round(acc, 4)])
         if self.gvq is not None:
             self.plain_at.append(self.seeds.plain_bytes(self.state))
+        if self.cfg[1] == "lgc":
+            s = self.state.stats()
+            at = {k: (s[k]["sent"], s[k]["coded"]) for k in ("1", "2", "3")}
+            at["weights"] = (s["weights"]["sent"], 0)
+            self.lgc_at.append(at)
 
 
 def scale_check(r: "Run") -> Optional[bool]:
@@ -644,7 +651,11 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         for pt in r.curve:  # the same bytes every iteration: scaled
             pt[2] = round(pt[2] * mean[1].item() / max(1, wire_all))
         wire_timed, wire_all = round(mean[0].item()), round(mean[1].item())
-    stats = r.state.stats() if cfg[1] in ("lgc", "gradiveq") else None
+    stats = r.state.stats() if cfg[1] == "gradiveq" else None
+    if cfg[1] == "lgc":     # the codec's bytes at its ratio per stage
+        stats, q = seeds_torch().lgc_stats(sys.modules[__name__], tool,
+                                           r.state)
+        stats["codec_ratio"] = q
     if cfg[1] == "incnn" and hasattr(r.state, "bucket_stats"):
         stats = {**r.state.bucket_stats(), "scale_rule_checked":
                  scale_check(r)}
@@ -655,6 +666,19 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         return None
     return result(r, data, steps, tool, batch, tx_mean, wire_timed,
                   wire_all, stats, wire_codec)
+
+
+def lgc_curve(r: Run, stats: Dict[str, Any], ring: float) -> None:
+    """LGC's curve bytes: at each point its bytes so far (stages and
+    weights; the codec's at each stage's ratio, stats["codec_ratio"]), as
+    the fp32
+    ring's bytes per rank times sent over baseline (LGC counts the
+    bytes every rank puts into the exchange, 4 per value)."""
+    base = 4 * sum(p.numel() for p in r.ddp.parameters()) * r.world
+    q = stats.get("codec_ratio") or {}
+    for pt, at in zip(r.curve, r.lgc_at):
+        sent = sum(s - c * (1.0 - q.get(k, 1.0)) for k, (s, c) in at.items())
+        pt[2] = round(sent / base * ring)
 
 
 def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
@@ -694,8 +718,9 @@ def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
     wire = wire_timed * factor / timed_steps
     if kind == "lgc" and stats:
         wire = ring / stats["total"]["rate"]
+        lgc_curve(r, stats, ring)
     for pt in r.curve:
-        pt[2] = round(wire * pt[0] if kind == "lgc" else pt[2] * factor)
+        pt[2] = pt[2] if kind == "lgc" else round(pt[2] * factor)
     total = wire * steps if kind == "lgc" else wire_all * factor
     if tx_mean is not None:
         extra["eth0_tx_bytes_per_iter"] = round(tx_mean / timed_steps)
@@ -739,8 +764,9 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
                        CONFIGS + EXTRA_CONFIGS, "configuration") \
         if os.environ.get("INCNN_TORCH_CONFIGS") else CONFIGS
     k = int(os.environ.get("INCNN_TORCH_EVAL_EVERY", EVAL_EVERY))
-    # the seeds' schedules, scaled to the run (seeds-torch.py reads them)
-    for var, v in (("LGC_T1", steps // 15), ("LGC_T2", steps // 5),
+    # the seeds' schedules, scaled to the run (seeds-torch.py reads them;
+    # LGC's stages 1-2 a fifth of it, as make seeds' 20 + 40 of 300)
+    for var, v in (("LGC_T1", steps // 15), ("LGC_T2", 2 * steps // 15),
                    ("GVQ_TORCH_WARMUP", steps // 10),
                    ("GVQ_TORCH_TS", steps // 10)):
         os.environ.setdefault(f"INCNN_SEEDS_{var}", str(max(1, v)))

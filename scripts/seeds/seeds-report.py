@@ -503,15 +503,22 @@ def lgc_regime(lgc: Dict[str, Any]) -> str:
     steps = lgc["steps"]
     s3 = s["3"]
     idx = s3["index"] / s3["sent"] if s3.get("sent") else 0
+    codec = p.get("codec", "none")
+    if codec != "none" and lgc.get("lgc_rate_stage1") is not None:
+        early = (f"stage 1 through {codec} with scale and error feedback, "
+                 f"{lgc['lgc_rate_stage1']:.1f}x; stage 2's top-k values "
+                 f"too, {lgc['lgc_rate_stage2']:.1f}x")
+    else:
+        early = "plain or top-k-only exchange"
+    fb = ", decoder's error fed back" if p.get("feedback") else ""
     return (
         f"LGC: our whole-run rate is {lgc['lgc_rate_total']:.2f}x against "
-        f"the paper's 202x because stages 1-2 (t1 = {p['t1']}, t2 = "
-        f"{p['t2']}: plain or top-k-only exchange) are "
-        f"{(p['t1'] + p['t2']) / steps * 100:.0f}% of our {steps} "
-        "iterations, against ~0.1% of the paper's ~450 k; stage 3 alone "
+        f"the paper's 202x; stages 1-2 (t1 = {p['t1']}, t2 = {p['t2']}: "
+        f"{early}) are {(p['t1'] + p['t2']) / steps * 100:.0f}% of our "
+        f"{steps} iterations, against ~0.1% of the paper's ~450 k; stage 3 "
         f"reaches {lgc['lgc_rate_stage3']:.1f}x (index bytes "
         f"{idx * 100:.0f}% of what stage 3 sends; code stride "
-        f"{p['code_stride']}, alpha {p['alpha']}). Our autoencoder had "
+        f"{p['code_stride']}, alpha {p['alpha']}{fb}). Our autoencoder had "
         f"{p['t2']} steps of stage 2 (relative error of its last 10: "
         f"{lgc.get('lgc_ae_rel_error_last10')}; 1 is no better than "
         "zeros), the paper's 200-300 on a 21x larger model; our LGC run "

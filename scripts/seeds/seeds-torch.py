@@ -40,13 +40,18 @@ and prints a progress line.
               as the ring's last leg carries them); the row adds the
               iterations per phase and the wire bytes per phase
               (GradiVeQState.stats())
-  lgc         incnn.torch's LGCState + lgc_hook (alpha 0.001, t1, t2 from
-              INCNN_SEEDS_LGC_T1 / _T2, Adam for the autoencoder, code
-              stride INCNN_SEEDS_LGC_STRIDE); the optimizer without
-              momentum (LGC's DGC momentum correction replaces it);
-              rates from LGCState.stats(): the whole run (stages 1-3,
-              index bytes, gather and weight broadcast counted) and
-              stage 3 alone
+  lgc         incnn.torch's LGCState + lgc_hook (lgc_options(): alpha,
+              t1, t2, the State's codec, feedback, code stride and the
+              autoencoder's steps per sample from INCNN_SEEDS_LGC_*; Adam
+              for the autoencoder); the optimizer without momentum (LGC's
+              DGC momentum correction replaces it); its allreduces are
+              keyed calls through the codec (scale and error feedback:
+              stage 1's buckets, stage 2-3's dense first layer; the
+              selected values and codes with a fresh e per call), their
+              bytes as the codec encodes rank 0's samples of each stage
+              (lgc_stats()); rates from LGCState.stats(): the whole run
+              (stages 1-3, index bytes, gather and weight broadcast
+              counted) and each stage
 
 wire_bytes_per_iter: what one rank sends per iteration (payload, no
 headers): for incnn rows incnn_comm_wire_bytes() over the run / STEPS,
@@ -210,14 +215,47 @@ def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
             codec=env("INCNN_SEEDS_GVQ_TORCH_CODEC", "ebq:2^-8"),
             port=port, timeout=120)
         return gvq, dt.timed(it.gradiveq_hook, world, False), gvq
-    lgc = it.LGCState(model, alpha=0.001,
-                      t1=int(os.environ.get("INCNN_SEEDS_LGC_T1", "30")),
-                      t2=int(os.environ.get("INCNN_SEEDS_LGC_T2", "100")),
-                      momentum=0.9, ae_optim="adam",
-                      code_stride=int(os.environ.get(
-                          "INCNN_SEEDS_LGC_STRIDE", "4")),
-                      codec="none", port=port, timeout=120, tos=0)
+    lgc = it.LGCState(model, **lgc_options(), momentum=0.9,
+                      ae_optim="adam", wire_samples=8 if
+                      dist_rank() == 0 else 0, port=port, timeout=120,
+                      tos=0)
     return lgc, it.lgc_hook, lgc.state
+
+
+# INCNN_SEEDS_LGC_*: LGCState's keyword, its type, the default. alpha 2 %:
+# ~24 k values per iteration of the CNN's 1.2 M, the paper's ~25 k of
+# ResNet-50 at 0.1 %; feedback on: our autoencoder's reconstruction alone
+# is poor (docs/results.md, "LGC at its steady state")
+LGC_KNOBS = (("T1", "t1", int, "20"), ("T2", "t2", int, "40"),
+             ("ALPHA", "alpha", float, "0.02"),
+             ("CODEC", "codec", str, "ebq:2^-8"),
+             ("FEEDBACK", "feedback", lambda v: v == "1", "1"),
+             ("STRIDE", "code_stride", int, "4"),
+             ("AE_STEPS", "ae_steps", int, "1"),
+             ("MEASURE", "measure", lambda v: v == "1", "0"),
+             ("DENSE_MOMENTUM", "dense_momentum", lambda v: v == "1", "1"))
+
+
+def lgc_options() -> Dict[str, Any]:
+    """The LGC rows' settings (INCNN_SEEDS_LGC_T1 ... _DENSE_MOMENTUM)."""
+    env = os.environ.get
+    return {kw: conv(env(f"INCNN_SEEDS_LGC_{var}", d))
+            for var, kw, conv, d in LGC_KNOBS}
+
+
+def dist_rank() -> int:
+    import torch.distributed as dist
+    return dist.get_rank()
+
+
+def lgc_stats(dt: Any, tool: str, state: Any
+              ) -> Tuple[Dict[str, Any], Dict[str, float]]:
+    """An LGCState's stats() with each stage's codec bytes counted at
+    the codec's ratio on that stage's samples (rank 0's; elsewhere, or
+    with codec none, the fp32 count), and those ratios."""
+    q = {k: dt.codec_ratio(tool, state.codec, v)
+         for k, v in state.coded_samples.items() if v}
+    return state.stats(codec_ratio=q), q
 
 
 def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
@@ -263,7 +301,10 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
     wire = comm_wire_bytes(inc) - w0 if inc is not None else 0
     every_wire: List[int] = [0] * world
     dist.all_gather_object(every_wire, wire)
-    lgc_stats = state.stats() if kind in ("lgc", "gradiveq") else None
+    sstats = state.stats() if kind == "gradiveq" else None
+    lgc_q: Dict[str, float] = {}
+    if kind == "lgc":
+        sstats, lgc_q = lgc_stats(dt, tool, state)
     if inc is not None:
         state.close()
     if rank != 0:
@@ -283,10 +324,13 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
         r["wire_bytes_per_iter"] = round(fp32b / steps * 2 * (world - 1)
                                          / world)
     elif kind == "lgc":
-        s = lgc_stats
+        s = sstats
         r["wire_bytes_per_iter"] = round(ring / s["total"]["rate"])
         r["lgc_rate_total"] = round(s["total"]["rate"], 2)
         r["lgc_rate_stage3"] = round(s["3"].get("rate", 0.0), 2)
+        for k in ("1", "2"):
+            r[f"lgc_rate_stage{k}"] = round(s[k].get("rate", 0.0), 2)
+        r["lgc_codec_ratio"] = {k: round(v, 5) for k, v in lgc_q.items()}
         r["lgc_stats"] = s
         r["lgc_incnn_wire_bytes_per_iter"] = round(wire / steps)
         r["lgc_ae_rel_error_last10"] = (
@@ -295,7 +339,10 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
             if state.ae_rel_error else None)
         r["lgc_params"] = {"alpha": state.alpha, "t1": state.t1,
                            "t2": state.t2, "ae_optim": "adam",
-                           "code_stride": state.ae.stride}
+                           "code_stride": state.ae.stride,
+                           "codec": state.codec,
+                           "feedback": state.feedback,
+                           "ae_steps": state.ae_options.steps}
     else:
         r["wire_bytes_per_iter"] = round(wire / steps)
         if kind == "thc" and arg == "ps":
@@ -307,14 +354,14 @@ def run(dt: Any, cfg: Tuple[str, str, Any], data: Tuple, steps: int,
             r["wa_up_ratio"] = round(4 * params / up, 2)
             r["wa_down_ratio"] = round(4 * params / down, 2)
         if kind == "gradiveq":
-            r["gvq_stats"] = lgc_stats
+            r["gvq_stats"] = sstats
             r["gvq_params"] = {"d": state.d, "k": state.k,
                                "warmup": state.warmup, "ts": state.ts,
                                "tc": state.tc, "eps": state.eps, "fc": True,
                                "codec": state.codec}
             r["gvq_loss_trace"] = sampler.trace if sampler else []
             if state.codec != "none":
-                total, ratio = gvq_wire(dt, tool, state.codec, lgc_stats,
+                total, ratio = gvq_wire(dt, tool, state.codec, sstats,
                                         sampler)
                 r["gvq_codec_ratio"] = round(ratio, 5)
                 r["wire_bytes_per_iter"] = round(total / steps)

@@ -19,7 +19,9 @@
 # Environment: INCNN_SEEDS_EPOCHS (C trainer epochs, 10),
 # INCNN_SEEDS_VM_ITERS (iterations per VM row, 3), INCNN_SEEDS_RATE
 # (VM link rate, INCNN_DEMO_CLUSTER_RATE or 4mbit), INCNN_SEEDS_TORCH_STEPS
-# (300), INCNN_SEEDS_LGC_T1 / _T2 (LGC stage lengths, 30 / 100),
+# (300), INCNN_SEEDS_LGC_T1 / _T2 (LGC stage lengths, 20 / 40),
+# INCNN_SEEDS_LGC_ALPHA / _CODEC / _FEEDBACK / _STRIDE / _AE_STEPS /
+# _MEASURE / _DENSE_MOMENTUM (LGC's settings, scripts/seeds/seeds-torch.py),
 # INCNN_SEEDS_GVQ_TORCH_WARMUP / _TS (GradiVeQ's warm-up and T_s in the
 # PyTorch job, 30 / 30), INCNN_SEEDS_GVQ_TORCH_EPS (its loss threshold,
 # 0.01, or off), INCNN_SEEDS_GVQ_TORCH_CODEC / INCNN_SEEDS_GVQ_CODEC

@@ -14,8 +14,9 @@ each (LGC: alpha 1 %, t1 T1, t2 T2, Adam for the autoencoder, measure on):
   marked    LGC, codes on marked sockets (codec "auto": the module's rule
             for ToS 0x28 decides, the module's codec compresses them)
 
-Rank r writes OUTDIR/rank<r>.json: per variant the parameters' digest,
-stats(), the wire codec, the losses, the test accuracy and the mean
+Rank r writes OUTDIR/rank<r>.json: per variant the parameters' digest
+(after the last step, and after every step: "digests"), stats(), the
+wire codec, the losses, the test accuracy and the mean
 seconds per iteration of each stage. Environment: the torchrun variables;
 the variants' incnn States use MASTER_PORT + 1 .. + 4.
 """
@@ -57,7 +58,7 @@ def variant(name: str, codec: Optional[str], port: int, steps: int,
         mom, wire = 0.0, st.state.wire_codec
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=mom)
     times: Dict[str, List[float]] = {"1": [], "2": [], "3": []}
-    losses = []
+    losses, digests = [], []
     nb = x.shape[0] // BATCH
     for step in range(steps):
         stage = "1" if codec is None else str(st.stage)
@@ -71,11 +72,14 @@ def variant(name: str, codec: Optional[str], port: int, steps: int,
         if step:                # step 0: DDP's first bucket rebuild
             times[stage].append(time.monotonic() - t0)
         losses.append(float(loss))
+        digests.append(digest(torch.cat([p.detach().reshape(-1)
+                                         for p in net.parameters()])))
     with torch.no_grad():
         acc = float((net(tx).argmax(1) == ty).float().mean())
     out = {"params": digest(torch.cat([p.detach().reshape(-1)
                                        for p in net.parameters()])),
            "loss": losses, "acc": acc, "wire_codec": wire,
+           "digests": digests,
            "sec_per_it": {k: sum(v) / len(v) for k, v in times.items()
                           if v}}
     if codec is not None:

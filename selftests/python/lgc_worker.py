@@ -12,7 +12,9 @@ variables; incnn uses MASTER_PORT + 1. LGC_STRIDE (code_stride, default
 16), LGC_CODEC (incnn codec of the State, default "none"), LGC_OPTIM
 (ae_optim, default adam), LGC_AE_LR (default 1e-3), LGC_INIT (ae_init,
 default torch), LGC_NORM (ae_norm, default rms), LGC_MEASURE=1 (measure),
-LGC_TRAINER (trainer, default 0) tune it. LGC_CHECKS=1
+LGC_TRAINER (trainer, default 0), LGC_SAMPLES (wire_samples, default 0;
+with an emulated codec the sockets are unmarked) tune it; "digests" has
+the parameters' digest after every step. LGC_CHECKS=1
 (the selftests) adds, for LGC: the hook's asynchrony (at iterations T1
 and T1+T2 the worker thread holds its first bucket until the hook of the
 last one has returned: a synchronous hook would wait 20 s instead) and
@@ -130,6 +132,8 @@ def main() -> None:
         ddp.register_comm_hook(st, it.allreduce_hook)
         mom = 0.9
     else:
+        codec = os.environ.get("LGC_CODEC", "none")
+        emulated = codec not in ("none", "auto")
         st = it.LGCState(net, alpha=alpha, t1=t1, t2=t2,
                          ae_lr=float(os.environ.get("LGC_AE_LR", "1e-3")),
                          ae_optim=os.environ.get("LGC_OPTIM", "adam"),
@@ -138,12 +142,15 @@ def main() -> None:
                          measure=os.environ.get("LGC_MEASURE") == "1",
                          trainer=int(os.environ.get("LGC_TRAINER", "0")),
                          timeout=60,
-                         codec=os.environ.get("LGC_CODEC", "none"),
+                         codec=codec, tos=0 if emulated else None,
+                         wire_samples=int(os.environ.get("LGC_SAMPLES",
+                                                         "0")),
                          feedback="feedback" in sys.argv[6:],
                          code_stride=int(os.environ.get("LGC_STRIDE", "16")))
         mom = 0.0            # DGC's momentum correction replaces it
     checks = not baseline and os.environ.get("LGC_CHECKS") == "1"
-    out: Dict[str, Any] = {"stages": [], "indices": [], "loss": []}
+    out: Dict[str, Any] = {"stages": [], "indices": [], "loss": [],
+                           "digests": []}
     if checks:
         ddp.register_comm_hook(st, gated_hook(st, {t1, t1 + t2}, out))
     elif not baseline:
@@ -161,6 +168,8 @@ def main() -> None:
         loss.backward()
         opt.step()
         out["loss"].append(float(loss))
+        out["digests"].append(digest(torch.cat(
+            [p.detach().reshape(-1) for p in net.parameters()])))
         if not baseline:
             out["indices"].append({str(k): digest(v.to(torch.int64))
                                    for k, v in st.last_indices.items()})
@@ -172,6 +181,10 @@ def main() -> None:
                                       for p in net.parameters()]))
     if not baseline:
         out["stats"] = st.stats()
+        out["samples"] = {k: len(v) for k, v in st.coded_samples.items()}
+        if any(st.coded_samples.values()):
+            # ratio 1/2 for every stage: "sent" less half the coded bytes
+            out["stats_half"] = st.stats(codec_ratio=0.5)
         out["ae_loss"] = st.ae_loss
         out["ae_rel_error"] = st.ae_rel_error
         out["ae"] = digest(torch.cat([p.detach().reshape(-1)

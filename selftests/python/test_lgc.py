@@ -38,30 +38,48 @@ def test(name: str) -> Callable:
     return add
 
 
-def job() -> List[Dict[str, Any]]:
-    """The 4-rank run (once, shared by the tests that need it)."""
-    if "ranks" in _job:
-        return _job["ranks"]
+def job(codec: str = "none") -> List[Dict[str, Any]]:
+    """The 4-rank run with the State's @codec (once per codec, shared by
+    the tests that need it); an emulated codec: its samples kept too;
+    "baseline": the plain incnn hook and SGD with momentum."""
+    if codec in _job:
+        return _job[codec]
     port = free_ports(3)
+    extra = {"LGC_CHECKS": "1"} if codec == "none" else {} \
+        if codec == "baseline" else {"LGC_CODEC": codec, "LGC_SAMPLES": "2"}
+    args = ["baseline"] if codec == "baseline" else []
     with tempfile.TemporaryDirectory() as d:
         procs = []
         for r in range(WORLD):
-            env = dict(os.environ, MASTER_ADDR="127.0.0.1", LGC_CHECKS="1",
+            env = dict(os.environ, MASTER_ADDR="127.0.0.1",
                        LGC_TRAINER=str(TRAINER),
                        MASTER_PORT=str(port), RANK=str(r),
-                       WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r))
+                       WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r), **extra)
             procs.append(subprocess.Popen(
-                [PY, WORKER, d, str(STEPS), str(T1), str(T2)], env=env,
+                [PY, WORKER, d, str(STEPS), str(T1), str(T2)] + args,
+                env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         for r, p in enumerate(procs):
             out = p.communicate(timeout=120)[0]
             assert p.returncode == 0, f"rank {r} failed:\n{out[-2000:]}"
-        _job["ranks"] = [json.load(open(os.path.join(d, f"rank{r}.json")))
-                         for r in range(WORLD)]
-    return _job["ranks"]
+        _job[codec] = [json.load(open(os.path.join(d, f"rank{r}.json")))
+                       for r in range(WORLD)]
+    return _job[codec]
 
 
-@test("bad configuration raises ValueError naming the limit")
+def value_error(call: Callable[..., Any], args: Dict[str, Any],
+                want: str) -> None:
+    """call(**args) raises ValueError with @want in its message."""
+    try:
+        call(**args)
+    except ValueError as e:
+        assert want in str(e), f"{args}: {e}"
+    else:
+        raise AssertionError(f"{args}: no ValueError")
+
+
+@test("bad configuration raises ValueError naming the limit; keyed "
+      "calls' segments")
 def t_config() -> None:
     import torch.distributed as dist
     import incnn.lgc as it_lgc
@@ -72,6 +90,9 @@ def t_config() -> None:
                      ({"code_stride": 3}, "1, 2, 4, 8 or 16"),
                      ({"trainer": -1}, "trainer -1 must be a rank"),
                      ({"ae_init": "he"}, "'torch', 'unit'"),
+                     ({"ae_steps": 0}, "ae_steps 0 must be an integer in "
+                      "1..64"),
+                     ({"wire_samples": -1}, "wire_samples -1 must be"),
                      ({"ae_norm": "max"}, "'rms', 'l2'")):
         # as keywords, and as the option groups
         ae_kw = {it_lgc.AE_KEYWORDS[k]: v for k, v in kw.items()
@@ -79,12 +100,7 @@ def t_config() -> None:
         grouped = {"ae": it.AEOptions(**ae_kw)} if ae_kw else \
             {"options": it.LGCOptions(**kw)}
         for args in (kw, grouped):
-            try:
-                it.LGCState(None, **args)
-            except ValueError as e:
-                assert want in str(e), f"{args}: {e}"
-            else:
-                raise AssertionError(f"{args}: no ValueError")
+            value_error(lambda **a: it.LGCState(None, **a), args, want)
     # a keyword wins over its group; the rest is for the State
     opts, ae, rest = it_lgc.split_keywords(
         {"alpha": 0.5, "ae_lr": 0.1, "codec": "ebq", "t2": 7},
@@ -107,8 +123,25 @@ def t_config() -> None:
             assert "world size 1 must be >= 2" in str(e), str(e)
         else:
             raise AssertionError("world size 1: no ValueError")
+        try:
+            keyed_args(it)
         finally:
             dist.destroy_process_group()
+
+
+def keyed_args(it: Any) -> None:
+    """State.submit's segments= and fresh= (LGC's keyed calls): ValueError
+    for lengths that do not add up and without key=; fine otherwise."""
+    with it.State(codec="ebq:2^-8", tos=0) as st:
+        t = torch.ones(8)
+        for kw, want in (({"key": 1, "segments": [3, 4]}, "summing to the "
+                          "tensor's 8 values"),
+                         ({"key": 1, "segments": [9, -1]}, "lengths >= 0"),
+                         ({"segments": [8]}, "go with key="),
+                         ({"fresh": True}, "go with key=")):
+            value_error(lambda **a: st.submit(t, **a), kw, want)
+        st.submit(t, key=1, segments=[3, 0, 5], fresh=True).wait()
+        assert torch.equal(t, torch.ones(8)), t
 
 
 @test("trained autoencoder reconstructs correlated gradients far better")
@@ -183,11 +216,47 @@ def t_identical() -> None:
     ranks = job()
     ps = [d["params"] for d in ranks]
     assert all(p == ps[0] for p in ps), ps
+    for step in range(STEPS):
+        got = [d["digests"][step] for d in ranks]
+        assert all(g == got[0] for g in got), f"step {step}: {got}"
     assert all(d["stats"] == ranks[0]["stats"] for d in ranks)
     s = ranks[0]["stats"]
     print(f"# rate: stage 3 {s['3']['rate']:.1f}x, whole run "
           f"{s['total']['rate']:.2f}x")
     assert s["3"]["rate"] > 10 and s["total"]["rate"] > 1, s
+
+
+@test("ebq stages: replicas bit-identical at every step, coded bytes")
+def t_ebq_stages() -> None:
+    exact, ranks = job(), job("ebq:2^-8")
+    for step in range(STEPS):
+        got = [d["digests"][step] for d in ranks]
+        assert all(g == got[0] for g in got), \
+            f"step {step} (stage {ranks[0]['stages'][step]}): {got}"
+    # the codec acts from the first step on: stage 1 and 2 are quantised
+    for step in (0, T1 - 1, T1 + T2 - 1):
+        assert ranks[0]["digests"][step] != exact[0]["digests"][step], step
+    assert all(d["stats"] == ranks[0]["stats"] for d in ranks)
+    s = ranks[0]["stats"]
+    for k in ("1", "2", "3"):
+        assert 0 < s[k]["coded"] <= s[k]["sent"], (k, s[k])
+        assert exact[0]["stats"][k]["coded"] == s[k]["coded"], k
+    assert s["1"]["coded"] == s["1"]["sent"] == s["1"]["baseline"], s["1"]
+    # samples of what the codec encodes, and the bytes at a given ratio
+    assert all(ranks[0]["samples"][k] > 0 for k in "123"), ranks[0]
+    half = ranks[0]["stats_half"]
+    for k in ("1", "2", "3"):
+        assert half[k]["sent"] == s[k]["sent"] - s[k]["coded"] // 2, k
+    assert half["total"]["rate"] > s["total"]["rate"]
+
+
+@test("stage 1 is the plain hook with SGD's momentum, bit for bit")
+def t_stage1_momentum() -> None:
+    lgc, base = job(), job("baseline")
+    for step in range(STEPS):
+        same = lgc[0]["digests"][step] == base[0]["digests"][step]
+        # the momentum of the averaged gradient: the baseline's optimizer
+        assert same == (step < T1), f"step {step}: same {same}"
 
 
 @test("the trainer alone trains; the same weights everywhere afterwards")

@@ -60,7 +60,7 @@ alive at once.
 """
 
 import warnings
-from typing import Any, Iterable, Optional, Tuple
+from typing import Any, Iterable, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -310,13 +310,19 @@ class State(StateBase):
         return work.get_future().then(lambda f: f.value()[0])
 
     def submit(self, tensor: torch.Tensor, divide: bool = False,
-               key: Optional[int] = None, bucket: Any = None) -> Future:
+               key: Optional[int] = None, bucket: Any = None, *,
+               segments: Optional[Sequence[int]] = None,
+               fresh: bool = False) -> Future:
         """Queue an in-place sum of @tensor (the average over the ranks
         when @divide: divided by the world size before or after the sum,
         see the module doc); the future's value is @tensor. @key (an int
         in 0..2^63-1) or @bucket (a DDP GradBucket) makes it a keyed call:
         scale and error feedback for the values that come back under that
-        key."""
+        key. With @key: @segments (lengths summing to the tensor's size)
+        give a 2^e per segment where the State scales per tensor (else
+        one per call); @fresh drops the key's state first (its e is
+        agreed afresh, no residual carried in: for values whose positions
+        mean something else at every call)."""
         self._check_open()
         self._warn_flat()
         forget, name, segs = None, f"key {key}", None
@@ -325,6 +331,10 @@ class State(StateBase):
                     not 0 <= key < 1 << 63:
                 raise ValueError(f"key {key!r}: want an int in 0..2^63-1")
             key = key | 1 << 63           # apart from the buckets' keys
+            segs = self._key_segments(segments, tensor.numel())
+            forget = key if fresh else None
+        elif segments is not None or fresh:
+            raise ValueError("segments= and fresh= go with key=")
         elif bucket is not None:
             key, forget, name, segs = self._bucket_key(bucket)
         if not dist.is_initialized():
@@ -346,6 +356,20 @@ class State(StateBase):
                          self.world_size if divide else 0, key, forget,
                          name, segs))
         return fut
+
+    def _key_segments(self, segments: Optional[Sequence[int]],
+                      n: int) -> Any:
+        """The segment list of a key= call of @n values (None: one
+        segment); ValueError for lengths that do not add up to @n."""
+        if segments is None:
+            return None
+        sizes = [int(s) for s in segments]
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ValueError(f"segments {sizes!r}: want lengths >= 0 "
+                             f"summing to the tensor's {n} values")
+        if not self.scale_tensor or len(sizes) < 2:
+            return None
+        return _lib.segments(sizes)
 
     def bucket_stats(self) -> dict:
         """This rank's keyed-call figures, after the queued work: scale,

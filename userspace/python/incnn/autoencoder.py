@@ -129,6 +129,8 @@ class AEOptions:
     lr:          learning rate (the paper: SGD, 0.001)
     optim:       "sgd" (the paper) or "adam" (converges in the short stage
                  2 of small jobs where SGD at 0.001 does not: docs/lgc.md)
+    steps:       optimizer steps per stage-2 sample (the paper: 1), 1..64:
+                 a larger training budget for a short stage 2
     """
 
     width: int = 16
@@ -138,6 +140,7 @@ class AEOptions:
     norm: str = "rms"
     lr: float = 0.001
     optim: str = "sgd"
+    steps: int = 1
 
     def check(self) -> None:
         """ValueError naming the setting and its limits."""
@@ -152,6 +155,10 @@ class AEOptions:
         if self.init not in INITS:
             raise ValueError(f"incnn.lgc: ae_init {self.init!r} must be one "
                              f"of {', '.join(map(repr, INITS))}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) \
+                or not 1 <= self.steps <= 64:
+            raise ValueError(f"incnn.lgc: ae_steps {self.steps!r} must be "
+                             "an integer in 1..64")
         if self.norm not in NORMS:
             raise ValueError(f"incnn.lgc: ae_norm {self.norm!r} must be one "
                              f"of {', '.join(map(repr, NORMS))}")

@@ -40,12 +40,14 @@ DDP's backward raises it). Backward goes on while a bucket is processed.
 import math
 import zlib
 from dataclasses import dataclass, fields, replace
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, \
+    Union
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+from . import _lib
 from ._base import StateBase, future_value
 from .allreduce import State
 # Autoencoder and ae_loss: also incnn.lgc's names, as before the module
@@ -56,13 +58,16 @@ __all__ = ["LGCState", "LGCOptions", "AEOptions", "lgc_hook", "Autoencoder"]
 
 
 class _Param:
-    """Per-parameter residual state (v, u of DGC)."""
-    __slots__ = ("kind", "u", "v")
+    """Per-parameter residual state (v, u of DGC) and the momentum of its
+    averaged gradient where it is averaged densely (stage 1, the first
+    layer)."""
+    __slots__ = ("kind", "u", "v", "mom")
 
     def __init__(self, kind: str):
         self.kind = kind            # "dense", "topk", "ae"
         self.u: Optional[torch.Tensor] = None
         self.v: Optional[torch.Tensor] = None
+        self.mom: Optional[torch.Tensor] = None
 
 
 class _Bucket:
@@ -101,7 +106,54 @@ class _Job:
         self.bucket, self.iteration, self.fut = bucket, iteration, fut
 
 
-STAGE_KEYS = ("sent", "baseline", "index", "iterations")
+class _WireSampler:
+    """What a lossy codec encodes on the ring's last leg, sampled per
+    stage: every stride-th keyed call's result as it is sent (the sum,
+    or the average when divided first, times 2^e per segment: e puts the
+    segment's largest value in [0.5, 1), incnn's scale rule applied to
+    the result itself), at most 2 * @most per stage (the stride doubles
+    and every other sample goes when full)."""
+
+    def __init__(self, most: int, world: int, scaled: bool,
+                 divide_after: bool):
+        self.most, self.world = most, world
+        self.scaled, self.divide_after = scaled, divide_after
+        self.samples: Dict[str, List[torch.Tensor]] = {k: [] for k in
+                                                       STAGES}
+        self._calls = {k: 0 for k in STAGES}
+        self._stride = {k: 1 for k in STAGES}
+
+    def wire(self, result: torch.Tensor, sizes: Sequence[int]
+             ) -> torch.Tensor:
+        """@result (an average) as the last leg carries it."""
+        v = result * self.world if self.divide_after else result.clone()
+        if not self.scaled:
+            return v
+        for part in v.split(list(sizes)):
+            m = float(part.abs().max()) if part.numel() else 0.0
+            if m > 0 and math.isfinite(m):
+                part.mul_(2.0 ** -math.frexp(m)[1])
+        return v
+
+    def add(self, stage: int, parts: Sequence[Tuple[torch.Tensor,
+                                                    Sequence[int]]]
+            ) -> None:
+        """One call's (or one bucket's) results of @stage with their
+        segment sizes."""
+        k = str(stage)
+        n = self._calls[k]
+        self._calls[k] += 1
+        if not self.most or n % self._stride[k]:
+            return
+        lst = self.samples[k]
+        lst.append(torch.cat([self.wire(r, z) for r, z in parts]))
+        if len(lst) >= 2 * self.most:
+            del lst[1::2]
+            self._stride[k] *= 2
+
+
+STAGE_KEYS = ("sent", "baseline", "index", "iterations", "coded")
+STAGES = ("1", "2", "3")
 
 
 @dataclass(frozen=True)
@@ -123,6 +175,16 @@ class LGCOptions:
     measure:  in stage 3, also average the selected values exactly (gloo,
               not counted in the rates) to record the reconstruction
               error in stats()["3"]["rec_err"]
+    dense_momentum: apply @momentum to what is averaged densely (stage 1,
+              the first layer in stages 2-3) as SGD's momentum would
+              (buf = m buf + mean g, the same on every rank): the
+              optimizer runs without momentum for DGC's correction, so
+              without it those updates are SGD without momentum (as
+              before this option; the paper trains them with its
+              optimizer's momentum)
+    wire_samples: with a lossy codec, keep about this many samples per
+              stage of what the codec encodes (state.coded_samples), to
+              measure its ratio for stats(codec_ratio=); 0: none
     """
 
     alpha: float = 0.001
@@ -132,6 +194,8 @@ class LGCOptions:
     feedback: bool = False
     trainer: int = 0
     measure: bool = False
+    wire_samples: int = 0
+    dense_momentum: bool = True
 
     def check(self) -> None:
         """ValueError naming the setting and its limits."""
@@ -149,6 +213,9 @@ class LGCOptions:
         if not isinstance(self.trainer, int) or self.trainer < 0:
             raise ValueError(f"incnn.lgc: trainer {self.trainer!r} must be "
                              "a rank in [0, world size)")
+        if not isinstance(self.wire_samples, int) or self.wire_samples < 0:
+            raise ValueError(f"incnn.lgc: wire_samples {self.wire_samples!r}"
+                             " must be an integer >= 0")
 
     def check_world(self, world_size: Optional[int]) -> None:
         """ValueError unless LGC runs on @world_size ranks (None: not known
@@ -166,7 +233,7 @@ class LGCOptions:
 # LGCState's keywords for AEOptions' fields (the names before AEOptions)
 AE_KEYWORDS = {"width": "width", "seed": "seed", "code_stride": "code_stride",
                "ae_init": "init", "ae_norm": "norm", "ae_lr": "lr",
-               "ae_optim": "optim"}
+               "ae_optim": "optim", "ae_steps": "steps"}
 LGC_KEYWORDS = tuple(f.name for f in fields(LGCOptions))
 
 
@@ -268,9 +335,17 @@ class LGCState(StateBase):
         self._params: Dict[int, _Param] = {}
         self._broadcast_done = False
         self._stats: Dict[str, Dict[str, Any]] = {
-            s: {k: 0 for k in STAGE_KEYS} for s in ("1", "2", "3")}
+            s: {k: 0 for k in STAGE_KEYS} for s in STAGES}
         self._stats["weights"] = {"sent": 0}
         self._stats["3"].update(rec_sq=0.0, ref_sq=0.0)
+        # what the State's codec encodes: samples per stage (every
+        # stride-th call), for the codec's ratio (stats(codec_ratio=))
+        self.codec = self.state.wire_codec
+        lossy = _lib.codec_lossy(self.state._comm.codec()[0])
+        self._sampler = _WireSampler(
+            opts.wire_samples if lossy else 0, self.world_size,
+            self.state.scale != "off", self.state.divide_after)
+        self.coded_samples = self._sampler.samples
 
     def __repr__(self) -> str:
         return (f"<incnn.LGCState rank {self.rank}/{self.world_size} "
@@ -308,12 +383,21 @@ class LGCState(StateBase):
         return ((job.fut, self.process(job.bucket, job.iteration)),)
 
     # --- rates ---------------------------------------------------------
-    def stats(self) -> Dict[str, Any]:
+    def stats(self, codec_ratio: Union[None, float, Dict[str, float]] = None
+              ) -> Dict[str, Any]:
         """Bytes over every rank (the same figures on every rank; call it
         when no bucket is in flight, e.g. after backward): see docs/lgc.md
-        for the keys."""
+        for the keys. @codec_ratio (the codec's output over input bytes,
+        one for every stage or a dict stage -> ratio): each stage's
+        "coded" bytes (what went through the State's codec, as fp32)
+        count at that ratio in "sent" and the rates."""
         s = {k: dict(v) for k, v in self._stats.items()}
-        stages = ("1", "2", "3")
+        stages = STAGES
+        for k in stages:
+            q = codec_ratio.get(k) if isinstance(codec_ratio, dict) \
+                else codec_ratio
+            if q is not None:
+                s[k]["sent"] -= round(s[k]["coded"] * (1.0 - q))
         sent = sum(s[k]["sent"] for k in stages) + s["weights"]["sent"]
         base = sum(s[k]["baseline"] for k in stages)
         s["total"] = {"sent": sent, "baseline": base,
@@ -359,9 +443,30 @@ class LGCState(StateBase):
         dist.broadcast(buf, src, group=self.group)
         return buf.numpy().tobytes(), float(hdr[1])
 
-    def _allreduce_mean(self, t: torch.Tensor) -> torch.Tensor:
-        if t.numel():
-            self.state.submit(t, divide=True).wait()
+    def _segments(self, sizes: Sequence[int]) -> List[int]:
+        """The segments the State scales @sizes by: each, or one."""
+        n = sum(sizes)
+        return list(sizes) if self.state.scale_tensor else [n]
+
+    def _mean(self, t: torch.Tensor, st: Dict[str, Any],
+              sizes: Sequence[int], key: int = 0, bucket: Any = None,
+              fresh: bool = False) -> torch.Tensor:
+        """Average @t over the ranks in place through the State, as a
+        keyed call: the DDP bucket's (@bucket), else @key's with a 2^e
+        per segment of @sizes (@fresh: a new e, no residual); counts its
+        bytes, those through the codec as "coded"."""
+        if not t.numel():
+            return t
+        if bucket is not None:
+            fut = self.state.submit(t, divide=True, bucket=bucket)
+        else:
+            fut = self.state.submit(t, divide=True, key=key,
+                                    segments=sizes, fresh=fresh)
+        fut.wait()
+        n = 4 * t.numel() * self.world_size
+        st["sent"] += n
+        if t.dtype == torch.float32:
+            st["coded"] += n
         return t
 
     def _broadcast_weights(self) -> None:
@@ -391,14 +496,39 @@ class LGCState(StateBase):
         if bucket.is_last():
             st["iterations"] += 1
         if stage == 1 or buf.dtype != torch.float32:
-            self._allreduce_mean(buf)
-            st["sent"] += 4 * buf.numel() * K
+            # keyed by the bucket: scale and error feedback per tensor
+            self._mean(buf, st, (), bucket=bucket)
+            if buf.dtype == torch.float32:
+                sizes = [p.numel() for p in bucket.parameters()]
+                if sum(sizes) != buf.numel():
+                    sizes = [buf.numel()]
+                self._sampler.add(stage, [(buf, self._segments(sizes))])
+                if len(sizes) == len(bucket.parameters()):
+                    self._momentum_dense(bucket.parameters(), buf)
             return buf
         if stage == 3 and not self._broadcast_done:
             self._broadcast_weights()
         out = self._sparse(bucket, buf, stage, st, it)
         buf.copy_(out)
         return buf
+
+    def _momentum_dense(self, params: Sequence[torch.Tensor],
+                        avg: torch.Tensor) -> None:
+        """In place on @avg, the mean gradients of @params one after the
+        other: SGD's momentum (buf = avg at first, then m buf + avg), the
+        same on every rank (dense_momentum)."""
+        if not self.options.dense_momentum or not self.momentum:
+            return
+        off = 0
+        for p in params:
+            n = p.numel()
+            ps, a = self._param(p), avg[off:off + n]
+            if ps.mom is None:
+                ps.mom = a.clone()
+            else:
+                ps.mom.mul_(self.momentum).add_(a)
+            a.copy_(ps.mom)
+            off += n
 
     def _select(self, bucket: Any, buf: torch.Tensor
                 ) -> Tuple[List[Tuple[_Param, int, int]], torch.Tensor]:
@@ -415,6 +545,7 @@ class LGCState(StateBase):
                 g = buf[off:off + n]
                 if ps.v is None:
                     ps.u, ps.v = torch.zeros_like(g), torch.zeros_like(g)
+                    ps.mom = None           # stage 1's, not needed now
                 ps.u.mul_(self.momentum).add_(g)
                 ps.v.add_(ps.u)
                 k = self._k(n)
@@ -469,6 +600,7 @@ class LGCState(StateBase):
         av = torch.cat(vals_ae) if vals_ae else z
         L = av.numel()
         code = av
+        asz = [v.numel() for v in vals_ae]
         if stage == 2 and L:
             self._train(av, scale)
         elif stage == 3 and L:
@@ -476,8 +608,22 @@ class LGCState(StateBase):
             x[:L] = av / scale if scale > 0 else av
             with torch.no_grad():
                 code = self.ae.encode(x).contiguous()
-        msg = self._allreduce_mean(torch.cat([dv, tv, code]))
-        st["sent"] += 4 * msg.numel() * self.world_size
+            asz = [code.numel()]
+        # two keyed calls: the dense tensors keep their positions (error
+        # feedback per bucket); the selected values and codes change
+        # meaning every call (a fresh e, no residual carried over)
+        dsz = [v.numel() for v in dense]
+        ssz = [v.numel() for v in vals_tk] + asz
+        sp = torch.cat([tv, code])
+        key = 2 * int(bucket.index())
+        self._mean(dv, st, dsz, key)
+        self._mean(sp, st, ssz, key + 1, fresh=True)
+        self._sampler.add(stage, [(dv, self._segments(dsz)),
+                                  (sp, self._segments(ssz))])
+        self._momentum_dense([p for p, (ps, _, _) in
+                              zip(bucket.parameters(), layout)
+                              if ps.kind == "dense"], dv)
+        msg = torch.cat([dv, sp])
         b = dv.numel() + tv.numel()
         rav = msg[b:]
         if stage == 3 and L:
@@ -541,7 +687,10 @@ class LGCState(StateBase):
         if me:
             vecs = torch.stack(gl)
             ref = float(vecs.mean(0).pow(2).sum())
+            # the loss before the first step: on a sample not seen yet
             loss = ae_train_step(self.ae, self.ae_opt, vecs)
+            for _ in range(self.ae_options.steps - 1):
+                ae_train_step(self.ae, self.ae_opt, vecs)
             self.ae_loss.append(loss)
             self.ae_rel_error.append(loss / ref if ref > 0 else 0.0)
 
