@@ -10,7 +10,9 @@
 # with a bad TCP checksum. Every one is dropped and counted under the
 # drop reason the userspace decoder gives it (with the receiver's MSS,
 # 1448 on this veth: MTU 1500 less 40 bytes of headers and the 12 of
-# the timestamp option, which TCP takes off its advertised MSS). The stream around the injection arrives exactly as
+# the timestamp option, which TCP takes off its advertised MSS; over
+# IPv6 1428, its header being 20 bytes longer). The stream around the
+# injection arrives exactly as
 # predicted, and the sender's flow is not disturbed by the raw packets it
 # sent. (Valid frames outside the receive window: window.sh.)
 
@@ -27,13 +29,14 @@ predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
 
+MSS=$(pick_family 1448 1428)
 next_port
 timeout 60 nsenter --net="/run/netns/$NS_B" \
 	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/inj.out" &
 rpid=$!
 wait_listen "$NS_B" "$PORT" || fail "receiver listens"
 timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" -M 1448 "$TMP/f.bin" \
+	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" -M "$MSS" "$TMP/f.bin" \
 	>"$TMP/expect" 2>"$TMP/inject.err"
 irc=$?
 wait $rpid

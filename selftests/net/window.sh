@@ -29,9 +29,9 @@ timeout 60 nsenter --net="/run/netns/$NS_B" \
 	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/w.out" &
 rpid=$!
 wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-# veth MTU 1500: B advertises MSS 1460
+# veth MTU 1500: B advertises MSS 1460 (IPv6: 1440)
 timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -W -M 1460 "$TMP/f.bin" \
+	"$INJECT" -c "$ADDR_B" -p "$PORT" -W -M "$(pick_family 1460 1440)" "$TMP/f.bin" \
 	>"$TMP/expect" 2>"$TMP/inject.err"
 irc=$?
 wait $rpid
