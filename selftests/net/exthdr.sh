@@ -63,24 +63,14 @@ fi
 
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
-next_port
-timeout 60 nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/inj.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -X 6 "$TMP/f.bin" \
-	>"$TMP/inj.expect" 2>"$TMP/inj.err"
-irc=$?
-wait $rpid
-rrc=$?
-if [ $irc = 0 ] && [ $rrc = 0 ] && st=$(same "$TMP/want" "$TMP/inj.out"); then
-	ok "frames behind extension headers injected: the stream as predicted, nothing foreign"
-else
-	fail "frames behind extension headers injected: the stream as predicted" \
-		"injector $irc receiver $rrc ${st:-}" "$(cat "$TMP/inj.err")"
+if inject_xfer inj "$TMP/f.bin" -X 6; then
+	if st=$(same "$TMP/want" "$TMP/inj.out"); then
+		ok "frames behind extension headers injected: the stream as predicted, nothing foreign"
+	else
+		fail "frames behind extension headers injected: the stream as predicted" "$st"
+	fi
 fi
-want=$(sed -n 's/^rx_drop_exthdr //p' "$TMP/inj.expect")
+want=$(expected inj rx_drop_exthdr)
 got=$(counter "$NS_B" rx_drop_exthdr)
 fr=$(counter "$NS_A" tx_framed)
 if [ "${want:-0}" -ge 1 ] && [ "$got" = "$want" ] && [ "$fr" -ge 1 ]; then

@@ -38,22 +38,8 @@ predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 incctl "$NS_B" set rx off
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
-next_port
-timeout 60 nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/spoof.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -S 50 -s "$TAG" "$TMP/f.bin" \
-	>"$TMP/spoof.expect" 2>"$TMP/spoof.err"
-irc=$?
-wait $rpid
-rrc=$?
-if [ $irc = 0 ] && [ $rrc = 0 ]; then
-	ok "spoofed SYN-ACKs: $(sed -n 's/^injected //p' "$TMP/spoof.expect") injected, transfer completes"
-else
-	fail "spoofed SYN-ACKs: transfer completes" "injector $irc receiver $rrc" \
-		"$(cat "$TMP/spoof.err")"
+if inject_xfer spoof "$TMP/f.bin" -S 50 -s "$TAG"; then
+	ok "spoofed SYN-ACKs: $(expected spoof injected) injected, transfer completes"
 fi
 if st=$(same "$TMP/f.bin" "$TMP/spoof.out"); then
 	ok "spoofed SYN-ACKs: the peer without rx received the original bytes"
@@ -68,7 +54,7 @@ else
 		"tx_framed $(jnum "$s" tx_framed) tx_raw_no_peer $(jnum "$s" tx_raw_no_peer)"
 fi
 nof=$(counter "$NS_B" rx_drop_not_offered)
-want=$(sed -n 's/^rx_drop_not_offered //p' "$TMP/spoof.expect")
+want=$(expected spoof rx_drop_not_offered)
 if [ "$nof" = "$want" ]; then
 	ok "frames to the peer that did not offer rx: dropped (rx_drop_not_offered $nof)"
 else

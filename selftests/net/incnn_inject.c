@@ -616,12 +616,20 @@ static int random_cases(int count)
 	return 0;
 }
 
-/* A valid frame of (up to) 1448 bytes of @data, into @f. */
+/*
+ * A valid frame of (up to) 1448 bytes of @data, no more than the
+ * receiver may restore (-M), into @f.
+ */
 static ssize_t valid_1448(const u8 *data, size_t avail, u8 *f, size_t cap)
 {
 	const struct incnn_codec *inc = incnn_codec_get(INCNN_CODEC_INCEPTIONN);
-	size_t n = avail < 1448 ? avail & ~3u : 1448;
-	ssize_t len = valid_frame(inc, 10, data, n, f, cap);
+	size_t n = avail < 1448 ? avail : 1448;
+	ssize_t len;
+
+	if (n > recv_cap)
+		n = recv_cap;
+	n &= ~(size_t)3;
+	len = valid_frame(inc, 10, data, n, f, cap);
 
 	if (len <= 0 || classify(f, len) != INCNN_FRAME_OK) {
 		errno = EINVAL;

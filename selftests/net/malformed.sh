@@ -30,22 +30,8 @@ incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
 
 MSS=$(pick_family 1448 1428)
-next_port
-timeout 60 nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/inj.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -n 150 -s "$TAG" -M "$MSS" "$TMP/f.bin" \
-	>"$TMP/expect" 2>"$TMP/inject.err"
-irc=$?
-wait $rpid
-rrc=$?
-if [ $irc = 0 ] && [ $rrc = 0 ]; then
-	ok "injection on an established flow: $(sed -n 's/^injected //p' "$TMP/expect") segments"
-else
-	fail "injection on an established flow" "injector $irc receiver $rrc" \
-		"$(cat "$TMP/inject.err")"
+if inject_xfer inj "$TMP/f.bin" -n 150 -s "$TAG" -M "$MSS"; then
+	ok "injection on an established flow: $(expected inj injected) segments"
 fi
 if st=$(same "$TMP/want" "$TMP/inj.out"); then
 	ok "stream around the injection: bytes as predicted"
@@ -58,7 +44,7 @@ sa=$(kstats "$NS_A")
 real_frames=$(jnum "$sa" tx_framed)
 # a real frame that TCP would not take (a spurious retransmission) is
 # emptied instead of decoded: count it with the decoded ones
-real_oow=$(($(jnum "$sb" rx_out_of_window) - $(sed -n 's/^rx_out_of_window //p' "$TMP/expect")))
+real_oow=$(($(jnum "$sb" rx_out_of_window) - $(expected inj rx_out_of_window)))
 while read -r name want; do
 	case $name in
 	rx_*) ;;
@@ -73,7 +59,7 @@ while read -r name want; do
 	else
 		fail "$name: $got (want $want)"
 	fi
-done <"$TMP/expect"
+done <"$TMP/inj.expect"
 nomem=$(jnum "$sb" rx_drop_nomem)
 if [ "$nomem" = 0 ]; then
 	ok "rx_drop_nomem: 0"
