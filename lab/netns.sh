@@ -16,8 +16,10 @@
 #   namespaces       new_ns NAME, nsx NS CMD..., veth_pair NS1 DEV1 ADDR1
 #                    NS2 DEV2 ADDR2 [ADDR6_1 ADDR6_2], setup_pair (sender
 #                    $NS_A 10.66.x.1 and fd00:66:x::1 <-> receiver $NS_B
-#                    10.66.x.2 and fd00:66:x::2), wait_listen NS PORT,
-#                    dev_stat NS DEV FIELD
+#                    10.66.x.2 and fd00:66:x::2), setup_routed NA NB (A,
+#                    router $NS_R, B), wait_listen NS PORT,
+#                    dev_stat NS DEV FIELD, py_tcp (Python: tcp(ADDR,
+#                    TOS) of ADDR's family)
 #   families         INCNN_FAMILY=4 (default) or 6: which of its two
 #                    addresses setup_pair puts in ADDR_A and ADDR_B (the
 #                    others are always in ADDR4_* and ADDR6_*), and
@@ -160,12 +162,13 @@ nsx() { # ns command...: run a command in a namespace
 }
 
 # veth_pair ns1 dev1 addr1/len ns2 dev2 addr2/len [addr6_1/len addr6_2/len]:
-# IPv6 addresses without duplicate address detection (usable at once)
+# IPv6 addresses without duplicate address detection (usable at once;
+# none on a kernel booted with ipv6.disable=1)
 veth_pair() {
 	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" &&
 		ip -n "$1" addr add "$3" dev "$2" &&
 		ip -n "$4" addr add "$6" dev "$5" || return 1
-	if [ $# -ge 8 ]; then
+	if [ $# -ge 8 ] && [ -d /proc/sys/net/ipv6 ]; then
 		ip -n "$1" -6 addr add "$7" dev "$2" nodad &&
 			ip -n "$4" -6 addr add "$8" dev "$5" nodad || return 1
 	fi
@@ -214,6 +217,38 @@ setup_pair() {
 		wait_ping "$NS_A" "$ADDR_B"
 }
 
+# setup_routed NA NB: sender $NS_A (va) -> router $NS_R (ra, rb) ->
+# receiver $NS_B (vb), forwarding both families: A 10.NA.x.1 and
+# fd00:NA:x::1, R 10.NA.x.254 / fd00:NA:x::fe and 10.NB.x.254 /
+# fd00:NB:x::fe, B 10.NB.x.2 and fd00:NB:x::2, default routes through R.
+# ADDR_A, ADDR_RA, ADDR_RB, ADDR_B: INCNN_FAMILY's.
+setup_routed() {
+	local a4=10.$1.$SUBNET b4=10.$2.$SUBNET
+	local a6=fd00:$1:$SUBNET: b6=fd00:$2:$SUBNET:
+	NS_A=incnn-$TAG-a
+	NS_R=incnn-$TAG-r
+	NS_B=incnn-$TAG-b
+	# shellcheck disable=SC2034 # used by the scripts that source netns.sh
+	ADDR_A=$(pick_family "$a4.1" "$a6:1")
+	# shellcheck disable=SC2034
+	ADDR_RA=$(pick_family "$a4.254" "$a6:fe")
+	# shellcheck disable=SC2034
+	ADDR_RB=$(pick_family "$b4.254" "$b6:fe")
+	ADDR_B=$(pick_family "$b4.2" "$b6:2")
+	new_ns "$NS_A" && new_ns "$NS_R" && new_ns "$NS_B" &&
+		veth_pair "$NS_A" va "$a4.1/24" "$NS_R" ra "$a4.254/24" \
+			"$a6:1/64" "$a6:fe/64" &&
+		veth_pair "$NS_R" rb "$b4.254/24" "$NS_B" vb "$b4.2/24" \
+			"$b6:fe/64" "$b6:2/64" &&
+		ip -n "$NS_A" route add default via "$a4.254" &&
+		ip -n "$NS_B" route add default via "$b4.254" &&
+		ip -n "$NS_A" -6 route add default via "$a6:fe" &&
+		ip -n "$NS_B" -6 route add default via "$b6:fe" &&
+		nsx "$NS_R" sysctl -qw net.ipv4.ip_forward=1 \
+			net.ipv6.conf.all.forwarding=1 &&
+		wait_ping "$NS_A" "$ADDR_B"
+}
+
 wait_ping() { # ns addr: until the address answers (neighbour resolved)
 	local ping=(ping)
 	command -v ping >/dev/null 2>&1 || ping=(busybox ping)
@@ -231,6 +266,30 @@ incctl() { # ns args...
 mkfifo "$TMP/.nap"
 nap() {
 	read -r -t "$1" <>"$TMP/.nap"
+}
+
+# py_tcp: Python source, to prepend to a test's Python helper: tcp(ADDR,
+# TOS=None), a TCP socket of ADDR's family (IPv6 if it has a ':')
+# marked with TOS, and set_tos(SOCK, TOS): IP_TOS or IPV6_TCLASS
+py_tcp() {
+	cat <<'EOF'
+import socket as _socket
+
+
+def set_tos(s, tos):
+    if s.family == _socket.AF_INET6:
+        s.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_TCLASS, tos)
+    else:
+        s.setsockopt(_socket.IPPROTO_IP, _socket.IP_TOS, tos)
+
+
+def tcp(addr, tos=None):
+    fam = _socket.AF_INET6 if ":" in addr else _socket.AF_INET
+    s = _socket.socket(fam, _socket.SOCK_STREAM)
+    if tos is not None:
+        set_tos(s, tos)
+    return s
+EOF
 }
 
 # listening NS PORT: a TCP socket of the namespace listens on PORT

@@ -10,7 +10,13 @@
 #    and both: the receiver gets the ORIGINAL bytes exactly, nothing is
 #    framed, and tx_raw_exthdr counts the marked segments left raw;
 #  - the same pair without extension headers still frames, bytes as
-#    predicted (the control: the rule and the peers are in order).
+#    predicted (the control: the rule and the peers are in order);
+#  - frames behind extension headers at the receiver: on a compressed
+#    flow B offered rx to, incnn_inject -X sends valid frames with the
+#    flow's tuple and next sequence number behind a hop-by-hop or a
+#    destination options header. No incnn sender frames such a segment:
+#    B drops each (rx_drop_exthdr, exactly as many as injected) and the
+#    application receives the stream as predicted, nothing foreign.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -53,6 +59,24 @@ if xfer plain "$TMP/f.bin" -T 0x28 && st=$(same "$TMP/want" "$TMP/plain.out") &&
 	ok "no extension headers: framed, bytes as predicted, tx_raw_exthdr 0"
 else
 	fail "no extension headers: framed, bytes as predicted, tx_raw_exthdr 0" "${st:-}"
+fi
+
+incctl "$NS_A" stats reset
+incctl "$NS_B" stats reset
+if inject_xfer inj "$TMP/f.bin" -X 6; then
+	if st=$(same "$TMP/want" "$TMP/inj.out"); then
+		ok "frames behind extension headers injected: the stream as predicted, nothing foreign"
+	else
+		fail "frames behind extension headers injected: the stream as predicted" "$st"
+	fi
+fi
+want=$(expected inj rx_drop_exthdr)
+got=$(counter "$NS_B" rx_drop_exthdr)
+fr=$(counter "$NS_A" tx_framed)
+if [ "${want:-0}" -ge 1 ] && [ "$got" = "$want" ] && [ "$fr" -ge 1 ]; then
+	ok "frames behind extension headers: rx_drop_exthdr $got of $want injected (the flow compressed: tx_framed $fr)"
+else
+	fail "frames behind extension headers: rx_drop_exthdr ${got:-?} (want ${want:-?}), tx_framed ${fr:-?}"
 fi
 
 ktap_finish

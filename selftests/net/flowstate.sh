@@ -46,10 +46,10 @@ fi
 incctl "$NS_B" set flow-max 65536 close-timeout 10
 
 # --- receiver timeouts pass while the connection lives -------------------------
-cat >"$TMP/recv.py" <<'EOF'
+{ py_tcp; cat <<'EOF'; } >"$TMP/recv.py"
 import socket, sys
 addr, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-ls = socket.socket()
+ls = tcp(addr)
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind((addr, port))
 ls.listen(1)
@@ -63,13 +63,12 @@ with open(out, "wb") as f:
             break
         f.write(b)
 EOF
-cat >"$TMP/send.py" <<'EOF'
+{ py_tcp; cat <<'EOF'; } >"$TMP/send.py"
 import socket, sys, time
 addr, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = open(path, "rb").read()
 half = len(data) // 2 // 4 * 4
-s = socket.socket()
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
+s = tcp(addr, 0x28)
 s.connect((addr, port))
 s.sendall(data[:half])
 time.sleep(3)  # longer than the receiver's timeouts (1 s) plus its GC

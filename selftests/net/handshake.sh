@@ -35,51 +35,32 @@ gen_floats "$TMP/f.bin" 100000 41 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
 # --- 1. spoofed SYN-ACKs at an established flow -----------------------------
-# (incnn_inject crafts IPv4 packets only: skipped over IPv6)
-if [ "$INCNN_FAMILY" = 6 ]; then
-	skip "spoofed SYN-ACKs" "incnn_inject sends IPv4 only"
-else
-	incctl "$NS_B" set rx off
-	incctl "$NS_A" stats reset
-	incctl "$NS_B" stats reset
-	next_port
-	timeout 60 nsenter --net="/run/netns/$NS_B" \
-		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/spoof.out" &
-	rpid=$!
-	wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-	timeout 60 nsenter --net="/run/netns/$NS_A" \
-		"$INJECT" -c "$ADDR_B" -p "$PORT" -S 50 -s "$TAG" "$TMP/f.bin" \
-		>"$TMP/spoof.expect" 2>"$TMP/spoof.err"
-	irc=$?
-	wait $rpid
-	rrc=$?
-	if [ $irc = 0 ] && [ $rrc = 0 ]; then
-		ok "spoofed SYN-ACKs: $(sed -n 's/^injected //p' "$TMP/spoof.expect") injected, transfer completes"
-	else
-		fail "spoofed SYN-ACKs: transfer completes" "injector $irc receiver $rrc" \
-			"$(cat "$TMP/spoof.err")"
-	fi
-	if st=$(same "$TMP/f.bin" "$TMP/spoof.out"); then
-		ok "spoofed SYN-ACKs: the peer without rx received the original bytes"
-	else
-		fail "spoofed SYN-ACKs: the peer without rx received the original bytes" "$st"
-	fi
-	s=$(kstats "$NS_A")
-	if [ "$(jnum "$s" tx_framed)" = 0 ] && [ "$(jnum "$s" tx_raw_no_peer)" -ge 1 ]; then
-		ok "spoofed SYN-ACKs: sender framed nothing (tx_raw_no_peer $(jnum "$s" tx_raw_no_peer))"
-	else
-		fail "spoofed SYN-ACKs: sender framed nothing" \
-			"tx_framed $(jnum "$s" tx_framed) tx_raw_no_peer $(jnum "$s" tx_raw_no_peer)"
-	fi
-	nof=$(counter "$NS_B" rx_drop_not_offered)
-	want=$(sed -n 's/^rx_drop_not_offered //p' "$TMP/spoof.expect")
-	if [ "$nof" = "$want" ]; then
-		ok "frames to the peer that did not offer rx: dropped (rx_drop_not_offered $nof)"
-	else
-		fail "frames to the peer that did not offer rx: rx_drop_not_offered ${nof:-missing} (want $want)"
-	fi
-	incctl "$NS_B" set rx on
+incctl "$NS_B" set rx off
+incctl "$NS_A" stats reset
+incctl "$NS_B" stats reset
+if inject_xfer spoof "$TMP/f.bin" -S 50 -s "$TAG"; then
+	ok "spoofed SYN-ACKs: $(expected spoof injected) injected, transfer completes"
 fi
+if st=$(same "$TMP/f.bin" "$TMP/spoof.out"); then
+	ok "spoofed SYN-ACKs: the peer without rx received the original bytes"
+else
+	fail "spoofed SYN-ACKs: the peer without rx received the original bytes" "$st"
+fi
+s=$(kstats "$NS_A")
+if [ "$(jnum "$s" tx_framed)" = 0 ] && [ "$(jnum "$s" tx_raw_no_peer)" -ge 1 ]; then
+	ok "spoofed SYN-ACKs: sender framed nothing (tx_raw_no_peer $(jnum "$s" tx_raw_no_peer))"
+else
+	fail "spoofed SYN-ACKs: sender framed nothing" \
+		"tx_framed $(jnum "$s" tx_framed) tx_raw_no_peer $(jnum "$s" tx_raw_no_peer)"
+fi
+nof=$(counter "$NS_B" rx_drop_not_offered)
+want=$(expected spoof rx_drop_not_offered)
+if [ "$nof" = "$want" ]; then
+	ok "frames to the peer that did not offer rx: dropped (rx_drop_not_offered $nof)"
+else
+	fail "frames to the peer that did not offer rx: rx_drop_not_offered ${nof:-missing} (want $want)"
+fi
+incctl "$NS_B" set rx on
 
 # --- 2. SYN cookies on a reused tuple ---------------------------------------
 REUSE=3

@@ -20,20 +20,7 @@
 ktap_header "in-band framing: DSCP rewritten on the path"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 
-NS_A=incnn-$TAG-a
-NS_R=incnn-$TAG-r
-NS_B=incnn-$TAG-b
-ADDR_A=10.69.$SUBNET.1
-ADDR_RA=10.69.$SUBNET.254
-ADDR_RB=10.70.$SUBNET.254
-ADDR_B=10.70.$SUBNET.2
-if ! { new_ns "$NS_A" && new_ns "$NS_R" && new_ns "$NS_B" &&
-	veth_pair "$NS_A" va "$ADDR_A/24" "$NS_R" ra "$ADDR_RA/24" &&
-	veth_pair "$NS_R" rb "$ADDR_RB/24" "$NS_B" vb "$ADDR_B/24" &&
-	ip -n "$NS_A" route add default via "$ADDR_RA" &&
-	ip -n "$NS_B" route add default via "$ADDR_RB" &&
-	nsx "$NS_R" sysctl -qw net.ipv4.ip_forward=1 &&
-	wait_ping "$NS_A" "$ADDR_B"; }; then
+if ! setup_routed 69 70; then
 	fail "namespaces, veth, routes"
 	ktap_finish
 	exit 1
@@ -46,12 +33,14 @@ incctl "$NS_A" rule add tos 0x28 codec inceptionn bound 2^-10 ||
 gen_floats "$TMP/f.bin" 100000 31 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
-# router_dscp NFT-RULE: R's forward chain is this one rule ("" for none)
+# router_dscp NFT-RULE: R's forward chain is this one rule ("" for none);
+# $NFT: the nft family and header of INCNN_FAMILY (ip or ip6)
+NFT=$(pick_family ip ip6)
 router_dscp() {
-	nsx "$NS_R" nft delete table ip incnn_dscp 2>/dev/null
+	nsx "$NS_R" nft delete table "$NFT" incnn_dscp 2>/dev/null
 	[ -n "$1" ] || return 0
 	nsx "$NS_R" nft -f - <<EOF
-table ip incnn_dscp {
+table $NFT incnn_dscp {
 	chain pathmark {
 		type filter hook forward priority filter; policy accept;
 		$1
@@ -83,12 +72,12 @@ marked() {
 }
 
 # 1. DSCP bleached to 0 on the path
-if router_dscp "ip dscp set 0 counter"; then
+if router_dscp "$NFT dscp set 0 counter"; then
 	marked bleached
-	n=$(nsx "$NS_R" nft list chain ip incnn_dscp pathmark | grep -o 'packets [0-9]*' | head -n 1)
+	n=$(nsx "$NS_R" nft list chain "$NFT" incnn_dscp pathmark | grep -o 'packets [0-9]*' | head -n 1)
 	info "router rewrote: $n"
 else
-	fail "router: nft ip dscp set 0"
+	fail "router: nft $NFT dscp set 0"
 fi
 router_dscp ""
 rf=$(counter "$NS_R" rx_frames)
@@ -108,7 +97,7 @@ fi
 incctl "$NS_B" set wire-dscp 11
 
 # 3. unmarked traffic re-marked to the wire DSCP (11) on the path
-if router_dscp "ip dscp 0 ip dscp set 11 counter"; then
+if router_dscp "$NFT dscp 0 $NFT dscp set 11 counter"; then
 	incctl "$NS_B" stats reset
 	if xfer remarked "$TMP/f.bin"; then
 		if st=$(same "$TMP/f.bin" "$TMP/remarked.out"); then
@@ -127,7 +116,7 @@ if router_dscp "ip dscp 0 ip dscp set 11 counter"; then
 			"rx_frames $(jnum "$s" rx_frames) rx_dropped $(jnum "$s" rx_dropped)"
 	fi
 else
-	fail "router: nft ip dscp set 11"
+	fail "router: nft $NFT dscp set 11"
 fi
 router_dscp ""
 

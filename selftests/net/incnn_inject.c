@@ -8,21 +8,24 @@
  * Opens a TCP connection to ADDR:PORT marked with TOS (default 0x28)
  * before connect, sends the first half of IN (a multiple of 4 bytes),
  * waits until the peer acknowledged it (SIOCOUTQ == 0), then injects
- * crafted IPv4+TCP segments with the connection's own addresses, ports
- * and next sequence number, the wire ToS (default 0x2c) and a bad frame
- * as payload, through a raw socket (IP_HDRINCL). Finally it sends the
- * rest of IN on the connection and waits for the peer to close.
+ * crafted TCP segments with the connection's own addresses, ports and
+ * next sequence number, the wire ToS (default 0x2c) and a bad frame as
+ * payload, through a raw socket (IPPROTO_RAW: the IP header is ours).
+ * Finally it sends the rest of IN on the connection and waits for the
+ * peer to close. ADDR is an IPv4 or an IPv6 address (fd00:66:1::2): the
+ * connection and the crafted packets are of its family (IPv6: the TOS is
+ * the Traffic Class, the TCP checksum covers the IPv6 pseudo-header).
  *
  * The frames are: fixed cases for every drop reason (short, version,
  * codec, param, length - including a valid frame whose 65535 restored
- * bytes do not fit in an IPv4 datagram - body), RANDOM random frames (valid-looking
+ * bytes do not fit in an IP datagram - body), RANDOM random frames (valid-looking
  * header, random body) and RANDOM random payloads, each classified with
  * the userspace copy of the receiver's decoder (incnn_frame_decode(),
  * the same code as the module's); a random frame the decoder accepts is
  * not injected. One valid frame goes out with a bad TCP checksum
  * (rx_drop_csum). Every frame carries the frame option (the receiver
  * parses nothing else). -M: the receiver's advertised MSS, the most a
- * frame may restore (default: what fits in an IPv4 datagram).
+ * frame may restore (default: what fits in an IP datagram).
  *
  * -W (window) instead injects valid frames the receiver must not decode:
  * one far in the past and one far beyond the receive window
@@ -39,17 +42,24 @@
  *
  * -V OFFERED (version 2) instead injects version-2 frames (superframes)
  * the receiver must drop: one whose orig_len (65535) does not fit an
- * IPv4 datagram (rx_drop_length), one at the next sequence number
+ * IP datagram (rx_drop_length), one at the next sequence number
  * restoring 60000 bytes, past a receive window smaller than that
  * (rx_drop_v2_window; the receiver's tcp_rmem must keep it so), and one
  * whose body does not decode (rx_drop_body). With OFFERED 0 the
  * receiver did not offer version 2 and drops each as rx_drop_version.
  *
+ * -X COUNT (IPv6 only) instead injects COUNT valid frames at the next
+ * sequence number behind an extension header (a hop-by-hop header, then
+ * a destination options header, alternating; each 8 bytes, PadN): no
+ * incnn sender frames such a segment, and the receiver must drop every
+ * one (rx_drop_exthdr) instead of handing the frame to TCP undecoded.
+ *
  *   incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]
  *
  * SYN spray: COUNT SYNs to ADDR:PORT carrying incnn's capability option,
- * from random spoofed sources in A.B.0.0/16 (default 10.99) and random
- * ports, through the raw socket; prints "syns COUNT".
+ * from random spoofed sources in A.B.0.0/16 (default 10.99; to an IPv6
+ * ADDR: in fd00:99::/64) and random ports, through the raw socket;
+ * prints "syns COUNT".
  *
  * Prints, on stdout, one line per counter the receiver must have
  * incremented: "rx_drop_short 3", ... "rx_frames 1", and "injected N".
@@ -61,6 +71,7 @@
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +93,7 @@
 #define TCP_QUEUE_SEQ		21
 #endif
 #ifndef TCP_SEND_QUEUE
+#define TCP_RECV_QUEUE		1
 #define TCP_SEND_QUEUE		2
 #endif
 
@@ -101,10 +113,12 @@ static unsigned long expect[__INCNN_FRAME_ERR_MAX];
 static unsigned long expect_csum, injected, skipped;
 
 static int raw_fd;
-static unsigned int recv_cap = 65535 - 44;	/* IP + TCP with the option */
+static unsigned int recv_cap;		/* see main() */
 static unsigned int isn;
-static struct sockaddr_in local, peer;
+static struct xaddr local, peer;
+static int ext_hdr = -1;		/* -X: the frames' extension header */
 static unsigned int seq_next;
+static unsigned int ack_next;	/* what the peer sends next */
 static int wire_tos = INCNN_DEFAULT_WIRE_TOS;
 static unsigned short ip_id = 1;
 
@@ -145,40 +159,137 @@ static unsigned long csum_add(unsigned long sum, const u8 *p, size_t len)
 	return sum;
 }
 
-/*
- * Send one segment: from us to the peer with payload @pl and the frame
- * option (@synack 0), or from the peer to us as a SYN-ACK with the
- * capability option and no payload (@synack 2: 8-byte form, 3: the
- * 4-byte form of earlier releases; @ack acknowledges).
- * @bad_csum corrupts the checksum.
- */
-static int send_seg(const u8 *pl, size_t len, unsigned int seq,
-		    unsigned int ack, int synack, int bad_csum)
+static int is_v6(const struct xaddr *a)
 {
-	static u8 pkt[20 + 28 + 65536];
+	return a->u.sa.sa_family == AF_INET6;
+}
+
+/*
+ * The IPv6 header, at @pkt, of a TCP segment of @tlen bytes (@ext >= 0:
+ * behind an 8-byte extension header of that type, PadN); returns the
+ * length of both. *@sum: the sum of the TCP pseudo-header.
+ */
+static size_t ip6_header(u8 *pkt, const struct xaddr *from,
+			 const struct xaddr *to, u8 tclass, size_t tlen,
+			 int ext, unsigned long *sum)
+{
+	struct ip6_hdr *h = (struct ip6_hdr *)pkt;
+	size_t elen = ext >= 0 ? 8 : 0;
+	u8 pseudo[40];
+
+	memset(pkt, 0, 40 + elen);
+	h->ip6_flow = htonl(6u << 28 | (unsigned int)tclass << 20);
+	h->ip6_plen = htons(elen + tlen);
+	h->ip6_nxt = ext >= 0 ? ext : IPPROTO_TCP;
+	h->ip6_hlim = 64;
+	h->ip6_src = from->u.v6.sin6_addr;
+	h->ip6_dst = to->u.v6.sin6_addr;
+	if (elen) {
+		pkt[40] = IPPROTO_TCP;	/* next header; length 0: 8 bytes */
+		pkt[42] = 1;		/* PadN, 4 bytes of padding */
+		pkt[43] = 4;
+	}
+	memcpy(pseudo, &h->ip6_src, 16);
+	memcpy(pseudo + 16, &h->ip6_dst, 16);
+	memset(pseudo + 32, 0, 8);
+	pseudo[34] = tlen >> 8;
+	pseudo[35] = tlen & 0xff;
+	pseudo[39] = IPPROTO_TCP;
+	*sum = csum_add(0, pseudo, sizeof(pseudo));
+	return 40 + elen;
+}
+
+/*
+ * The IP header of the family of @from, at @pkt, of a TCP segment of
+ * @tlen bytes (@ext: IPv6 only, see ip6_header()); returns its length.
+ * *@sum: the sum of the TCP pseudo-header.
+ */
+static size_t ip_header(u8 *pkt, const struct xaddr *from,
+			const struct xaddr *to, u8 tos, size_t tlen, int ext,
+			unsigned long *sum)
+{
 	struct iphdr *iph = (struct iphdr *)pkt;
-	struct tcphdr *th = (struct tcphdr *)(pkt + 20);
-	const struct sockaddr_in *from = synack ? &peer : &local;
-	const struct sockaddr_in *to = synack ? &local : &peer;
-	size_t olen = synack ? 8 : INCNN_TCPOPT_FRAME_LEN;
-	size_t tlen = 20 + olen + len;
-	u8 *opt = pkt + 40;
-	unsigned long sum;
 	u8 pseudo[12];
 
-	memset(pkt, 0, 40 + olen);
+	if (is_v6(from))
+		return ip6_header(pkt, from, to, tos, tlen, ext, sum);
+	memset(pkt, 0, 20);
 	iph->version = 4;
 	iph->ihl = 5;
-	iph->tos = synack ? 0 : wire_tos;
+	iph->tos = tos;
 	iph->tot_len = htons(20 + tlen);
 	iph->id = htons(ip_id++);
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = 64;
 	iph->protocol = IPPROTO_TCP;
-	iph->saddr = from->sin_addr.s_addr;
-	iph->daddr = to->sin_addr.s_addr;
-	th->source = from->sin_port;
-	th->dest = to->sin_port;
+	iph->saddr = from->u.v4.sin_addr.s_addr;
+	iph->daddr = to->u.v4.sin_addr.s_addr;
+	memcpy(pseudo, &iph->saddr, 4);
+	memcpy(pseudo + 4, &iph->daddr, 4);
+	pseudo[8] = 0;
+	pseudo[9] = IPPROTO_TCP;
+	pseudo[10] = tlen >> 8;
+	pseudo[11] = tlen & 0xff;
+	*sum = csum_add(0, pseudo, sizeof(pseudo));
+	return 20;
+}
+
+/* Send the @len bytes of @pkt, IP header included, to @to. */
+static int send_raw(const u8 *pkt, size_t len, const struct xaddr *to)
+{
+	struct xaddr dst = *to;
+
+	/* a raw IPv6 socket takes the port as the protocol: none */
+	if (is_v6(&dst))
+		dst.u.v6.sin6_port = 0;
+	else
+		dst.u.v4.sin_port = 0;
+	if (sendto(raw_fd, pkt, len, 0, &dst.u.sa, dst.len) != (ssize_t)len)
+		return fail("sendto (raw)");
+	return 0;
+}
+
+/* The capability option (8-byte form; @v1: the 4-byte form, 2 NOPs). */
+static void cap_option(u8 *opt, int v1)
+{
+	opt[0] = INCNN_TCPOPT_KIND;
+	opt[1] = v1 ? INCNN_TCPOPT_LEN_V1 : INCNN_TCPOPT_LEN;
+	opt[2] = INCNN_TCPOPT_EXID >> 8;
+	opt[3] = INCNN_TCPOPT_EXID & 0xff;
+	opt[4] = 1 << INCNN_FRAME_VERSION;
+	opt[5] = 0;
+	opt[6] = 0xff;
+	opt[7] = 0xfe;
+	if (v1)
+		memset(opt + 4, 1, 4);
+}
+
+/*
+ * Send one segment: from us to the peer with payload @pl and the frame
+ * option (@synack 0; behind the extension header ext_hdr if set), or
+ * from the peer to us as a SYN-ACK with the capability option and no
+ * payload (@synack 2: 8-byte form, 3: the 4-byte form of earlier
+ * releases; @ack acknowledges). @bad_csum corrupts the checksum.
+ */
+static int send_seg(const u8 *pl, size_t len, unsigned int seq,
+		    unsigned int ack, int synack, int bad_csum)
+{
+	static u8 pkt[48 + 28 + 65536];
+	const struct xaddr *from = synack ? &peer : &local;
+	const struct xaddr *to = synack ? &local : &peer;
+	size_t olen = synack ? 8 : INCNN_TCPOPT_FRAME_LEN;
+	size_t tlen = 20 + olen + len, hl;
+	unsigned long sum;
+	struct tcphdr *th;
+	u8 *opt;
+
+	hl = ip_header(pkt, from, to, synack ? 0 : wire_tos, tlen,
+		       synack ? -1 : ext_hdr, &sum);
+	th = (struct tcphdr *)(pkt + hl);
+	opt = pkt + hl + 20;
+	memset(th, 0, 20 + olen);
+	th->source = from->u.v4.sin_port;	/* sin6_port: the same place */
+	th->dest = to->u.v4.sin_port;
 	th->seq = htonl(seq);
 	th->ack_seq = htonl(ack);
 	th->doff = (20 + olen) / 4;
@@ -186,72 +297,72 @@ static int send_seg(const u8 *pl, size_t len, unsigned int seq,
 	th->syn = !!synack;
 	th->psh = !synack;
 	th->window = htons(1024);
-	opt[0] = INCNN_TCPOPT_KIND;
-	opt[1] = olen;
 	if (synack) {
-		/* odd: the 4-byte form of earlier releases, then 2 NOPs */
-		opt[1] = synack & 1 ? INCNN_TCPOPT_LEN_V1 : INCNN_TCPOPT_LEN;
-		opt[2] = INCNN_TCPOPT_EXID >> 8;
-		opt[3] = INCNN_TCPOPT_EXID & 0xff;
-		opt[4] = 1 << INCNN_FRAME_VERSION;
-		opt[6] = 0xff;
-		opt[7] = 0xfe;
-		if (synack & 1)
-			memset(opt + 4, 1, 4);
+		cap_option(opt, synack & 1);
 	} else {
+		opt[0] = INCNN_TCPOPT_KIND;
+		opt[1] = olen;
 		opt[2] = INCNN_TCPOPT_FRAME_EXID >> 8;
 		opt[3] = INCNN_TCPOPT_FRAME_EXID & 0xff;
 	}
-	memcpy(pkt + 40 + olen, pl, len);
+	if (len)
+		memcpy(opt + olen, pl, len);
 
-	memcpy(pseudo, &iph->saddr, 4);
-	memcpy(pseudo + 4, &iph->daddr, 4);
-	pseudo[8] = 0;
-	pseudo[9] = IPPROTO_TCP;
-	pseudo[10] = tlen >> 8;
-	pseudo[11] = tlen & 0xff;
-	sum = csum_add(0, pseudo, sizeof(pseudo));
-	sum = csum_add(sum, pkt + 20, tlen);
+	sum = csum_add(sum, pkt + hl, tlen);
 	th->check = htons(csum_fold(sum));
 	if (bad_csum)
 		th->check ^= htons(0x0101);
-
-	if (sendto(raw_fd, pkt, 20 + tlen, 0, (const struct sockaddr *)to,
-		   sizeof(*to)) != (ssize_t)(20 + tlen))
-		return fail("sendto (raw)");
+	if (send_raw(pkt, hl + tlen, to))
+		return 1;
 	injected++;
 	return 0;
 }
 
-/* A frame from us to the peer, with the frame option. */
+/*
+ * A frame from us to the peer, with the frame option, acknowledging all
+ * the peer sent: TCP would take it as data if incnn let it through.
+ */
 static int inject(const u8 *pl, size_t len, unsigned int seq, int bad_csum)
 {
-	return send_seg(pl, len, seq, 0, 0, bad_csum);
+	return send_seg(pl, len, seq, ack_next, 0, bad_csum);
+}
+
+/* -Y: a random spoofed source in @src_net/16 (IPv6: fd00:99::/64). */
+static void spoofed_source(struct xaddr *from, unsigned int src_net)
+{
+	unsigned int r = rnd();
+
+	from->u.sa.sa_family = peer.u.sa.sa_family;
+	from->u.v4.sin_port = htons(1024 + rnd() % 60000);
+	if (is_v6(&peer)) {
+		memset(&from->u.v6.sin6_addr, 0, 16);
+		from->u.v6.sin6_addr.s6_addr[0] = 0xfd;
+		from->u.v6.sin6_addr.s6_addr[3] = 0x99;
+		memcpy(&from->u.v6.sin6_addr.s6_addr[12], &r, 4);
+	} else {
+		from->u.v4.sin_addr.s_addr = htonl(src_net << 16 |
+						   (r & 0xffff));
+	}
 }
 
 /* -Y: @count spoofed SYNs with the capability option. */
 static int syn_spray(unsigned long count, unsigned int src_net)
 {
-	u8 pkt[20 + 20 + 4 + 40];
-	struct iphdr *iph = (struct iphdr *)pkt;
-	struct tcphdr *th = (struct tcphdr *)(pkt + 20);
-	u8 *opt = pkt + 40, pseudo[12];
-	size_t olen = (INCNN_TCPOPT_LEN + 4 + 3) & ~3u, tlen = 20 + olen;
+	u8 pkt[40 + 20 + 4 + 40];
+	size_t olen = (INCNN_TCPOPT_LEN + 4 + 3) & ~3u, tlen = 20 + olen, hl;
+	struct xaddr from = peer;
+	struct tcphdr *th;
 	unsigned long i, sum;
+	u8 *opt;
 
 	for (i = 0; i < count; i++) {
-		memset(pkt, 0, sizeof(pkt));
-		iph->version = 4;
-		iph->ihl = 5;
-		iph->tot_len = htons(20 + tlen);
-		iph->id = htons(ip_id++);
-		iph->frag_off = htons(IP_DF);
-		iph->ttl = 64;
-		iph->protocol = IPPROTO_TCP;
-		iph->saddr = htonl(src_net << 16 | (rnd() & 0xffff));
-		iph->daddr = peer.sin_addr.s_addr;
-		th->source = htons(1024 + rnd() % 60000);
-		th->dest = peer.sin_port;
+		spoofed_source(&from, src_net);
+		hl = ip_header(pkt, &from, &peer, 0, tlen, -1, &sum);
+		th = (struct tcphdr *)(pkt + hl);
+		opt = pkt + hl + 20;
+		memset(th, 0, tlen);
+		th->source = from.u.v4.sin_port;
+		th->dest = peer.u.v4.sin_port;
 		th->seq = htonl(rnd());
 		th->doff = (20 + olen) / 4;
 		th->syn = 1;
@@ -262,28 +373,13 @@ static int syn_spray(unsigned long count, unsigned int src_net)
 		opt[2] = 1460 >> 8;
 		opt[3] = 1460 & 0xff;
 		memset(opt + 4, 1, olen - 4);
-		opt[4] = INCNN_TCPOPT_KIND;
-		opt[5] = INCNN_TCPOPT_LEN;
-		opt[6] = INCNN_TCPOPT_EXID >> 8;
-		opt[7] = INCNN_TCPOPT_EXID & 0xff;
 		/* offering frame version 1 and every codec */
-		opt[8] = 1 << INCNN_FRAME_VERSION;
-		opt[9] = 0;
-		opt[10] = 0xff;
-		opt[11] = 0xfe;
+		cap_option(opt + 4, 0);
 
-		memcpy(pseudo, &iph->saddr, 4);
-		memcpy(pseudo + 4, &iph->daddr, 4);
-		pseudo[8] = 0;
-		pseudo[9] = IPPROTO_TCP;
-		pseudo[10] = tlen >> 8;
-		pseudo[11] = tlen & 0xff;
-		sum = csum_add(0, pseudo, sizeof(pseudo));
-		sum = csum_add(sum, pkt + 20, tlen);
+		sum = csum_add(sum, pkt + hl, tlen);
 		th->check = htons(csum_fold(sum));
-		if (sendto(raw_fd, pkt, 20 + tlen, 0, (struct sockaddr *)&peer,
-			   sizeof(peer)) != (ssize_t)(20 + tlen))
-			return fail("sendto (raw)");
+		if (send_raw(pkt, hl + tlen, &peer))
+			return 1;
 	}
 	printf("syns %lu\n", count);
 	return 0;
@@ -291,8 +387,8 @@ static int syn_spray(unsigned long count, unsigned int src_net)
 
 /*
  * What the receiver's decoder says. Like the module, it can hold a
- * restored payload only as long as still fits in an IPv4 datagram with
- * our 20-byte IP and 20-byte TCP headers.
+ * restored payload only as long as still fits in an IP datagram with
+ * our headers (recv_cap).
  */
 static int classify(const u8 *frame, size_t len)
 {
@@ -454,8 +550,8 @@ static int fixed_cases(const u8 *data, size_t avail)
 	hdr(f, 0x10, INCNN_CODEC_LZ4, 0, 0x28, sizeof(lzin), 0);
 	if (bad("corrupt lz4 block", f, len, INCNN_FRAME_ERR_BODY))
 		return 1;
-	/* LENGTH: a valid frame of 65535 bytes, more than an IPv4 datagram
-	 * can carry after the headers (its 16-bit total length would wrap)
+	/* LENGTH: a valid frame of 65535 bytes, more than an IP datagram
+	 * can carry after the headers (its 16-bit length would wrap)
 	 */
 	{
 		static u8 zeros[65535];
@@ -465,7 +561,7 @@ static int fixed_cases(const u8 *data, size_t avail)
 			errno = EINVAL;
 			return fail("lz4 encode (65535 bytes)");
 		}
-		if (bad("orig_len beyond an IPv4 datagram", f, len,
+		if (bad("orig_len beyond an IP datagram", f, len,
 			INCNN_FRAME_ERR_LENGTH))
 			return 1;
 	}
@@ -520,12 +616,20 @@ static int random_cases(int count)
 	return 0;
 }
 
-/* A valid frame of (up to) 1448 bytes of @data, into @f. */
+/*
+ * A valid frame of (up to) 1448 bytes of @data, no more than the
+ * receiver may restore (-M), into @f.
+ */
 static ssize_t valid_1448(const u8 *data, size_t avail, u8 *f, size_t cap)
 {
 	const struct incnn_codec *inc = incnn_codec_get(INCNN_CODEC_INCEPTIONN);
-	size_t n = avail < 1448 ? avail & ~3u : 1448;
-	ssize_t len = valid_frame(inc, 10, data, n, f, cap);
+	size_t n = avail < 1448 ? avail : 1448;
+	ssize_t len;
+
+	if (n > recv_cap)
+		n = recv_cap;
+	n &= ~(size_t)3;
+	len = valid_frame(inc, 10, data, n, f, cap);
 
 	if (len <= 0 || classify(f, len) != INCNN_FRAME_OK) {
 		errno = EINVAL;
@@ -635,17 +739,42 @@ static int spoof_cases(int count, const u8 *data, size_t avail)
 	return 0;
 }
 
-/* The next sequence number to send, read in TCP repair mode. */
-static int write_seq(int fd, unsigned int *seq)
+static unsigned long expect_exthdr;
+
+/* -X: valid frames behind an extension header (see the top). */
+static int exthdr_cases(int count, const u8 *data, size_t avail)
 {
-	int on = 1, off = 0, q = TCP_SEND_QUEUE;
-	socklen_t len = sizeof(*seq);
+	static u8 f[4096];
+	ssize_t len = valid_1448(data, avail, f, sizeof(f));
+	int i, err = 0;
+
+	if (len < 0)
+		return fail("valid frame");
+	for (i = 0; i < count && !err; i++) {
+		ext_hdr = i & 1 ? IPPROTO_DSTOPTS : IPPROTO_HOPOPTS;
+		expect_exthdr++;
+		err = inject(f, len, seq_next, 0);
+	}
+	ext_hdr = -1;
+	return err;
+}
+
+/*
+ * The next sequence number to send (@seq) and to receive (@ack), read in
+ * TCP repair mode.
+ */
+static int write_seq(int fd, unsigned int *seq, unsigned int *ack)
+{
+	int on = 1, off = 0, q = TCP_SEND_QUEUE, rq = TCP_RECV_QUEUE;
+	socklen_t len = sizeof(*seq), alen = sizeof(*ack);
 	int err = 0;
 
 	if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)))
 		return -1;
 	if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) ||
-	    getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, seq, &len))
+	    getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, seq, &len) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &rq, sizeof(rq)) ||
+	    getsockopt(fd, IPPROTO_TCP, TCP_QUEUE_SEQ, ack, &alen))
 		err = -1;
 	if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off)))
 		err = -1;
@@ -656,15 +785,15 @@ int main(int argc, char **argv)
 {
 	const char *addr = NULL;
 	int port = 0, tos = INCNN_DEFAULT_TOS, nrandom = 200, opt, fd, f, i;
-	int window = 0, spoof = 0, v2 = -1;
+	int window = 0, spoof = 0, v2 = -1, exthdr = 0;
+	unsigned int mss = 0;
 	unsigned long spray = 0;
 	unsigned int src_net = 10 << 8 | 99;
-	socklen_t sl = sizeof(local);
 	size_t half;
 	struct stat st;
 	u8 *buf;
 
-	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:M:WS:Y:F:V:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:T:w:n:s:M:WS:Y:F:V:X:")) != -1) {
 		switch (opt) {
 		case 'c':
 			addr = optarg;
@@ -685,8 +814,7 @@ int main(int argc, char **argv)
 			rng_state ^= strtoull(optarg, NULL, 0) * 0x2545f4914f6cdd1dull;
 			break;
 		case 'M':
-			if ((unsigned int)atoi(optarg) < recv_cap)
-				recv_cap = atoi(optarg);
+			mss = atoi(optarg);
 			break;
 		case 'W':
 			window = 1;
@@ -696,6 +824,9 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			v2 = !!atoi(optarg);
+			break;
+		case 'X':
+			exthdr = atoi(optarg);
 			break;
 		case 'Y':
 			spray = strtoul(optarg, NULL, 0);
@@ -713,22 +844,27 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (addr && xaddr_set(&peer, addr, port))
+		return fail(addr);
 	if (spray && addr && port > 0 && optind == argc) {
-		peer.sin_family = AF_INET;
-		peer.sin_port = htons(port);
-		if (inet_pton(AF_INET, addr, &peer.sin_addr) != 1) {
-			errno = EINVAL;
-			return fail(addr);
-		}
-		raw_fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+		raw_fd = socket(peer.u.sa.sa_family, SOCK_RAW, IPPROTO_RAW);
 		if (raw_fd < 0)
 			return fail("raw socket");
 		return syn_spray(spray, src_net);
 	}
 	if (optind != argc - 1 || !addr || port <= 0) {
-		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] [-M MSS] [-W | -S COUNT | -V OFFERED] IN\n       incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]\n");
+		fprintf(stderr, "usage: incnn_inject -c ADDR -p PORT [-T TOS] [-w WIRE_TOS] [-n RANDOM] [-s SEED] [-M MSS] [-W | -S COUNT | -V OFFERED | -X COUNT] IN\n       incnn_inject -Y COUNT -c ADDR -p PORT [-F A.B]\n");
 		return 2;
 	}
+	if (exthdr && !is_v6(&peer)) {
+		fprintf(stderr, "incnn_inject: -X: extension headers are IPv6's\n");
+		return 2;
+	}
+	/* IP (IPv6: no header counted in the length) + TCP + frame option */
+	recv_cap = 65535 - (is_v6(&peer) ? 0 : 20) - 20 -
+		   INCNN_TCPOPT_FRAME_LEN;
+	if (mss && mss < recv_cap)
+		recv_cap = mss;
 
 	f = open(argv[optind], O_RDONLY);
 	if (f < 0 || fstat(f, &st))
@@ -739,35 +875,33 @@ int main(int argc, char **argv)
 	close(f);
 	half = (st.st_size / 2) & ~(size_t)3;
 
-	peer.sin_family = AF_INET;
-	peer.sin_port = htons(port);
-	if (inet_pton(AF_INET, addr, &peer.sin_addr) != 1) {
-		errno = EINVAL;
-		return fail(addr);
-	}
-	fd = socket(AF_INET, SOCK_STREAM, 0);
+	fd = socket(peer.u.sa.sa_family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return fail("socket");
-	if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))
-		return fail("IP_TOS");
-	if (connect(fd, (struct sockaddr *)&peer, sizeof(peer)))
+	if (set_tos(fd, tos))
+		return fail("IP_TOS / IPV6_TCLASS");
+	if (connect(fd, &peer.u.sa, peer.len))
 		return fail("connect");
-	if (getsockname(fd, (struct sockaddr *)&local, &sl))
+	local.len = sizeof(local.u);
+	if (getsockname(fd, &local.u.sa, &local.len))
 		return fail("getsockname");
-	raw_fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	raw_fd = socket(peer.u.sa.sa_family, SOCK_RAW, IPPROTO_RAW);
 	if (raw_fd < 0)
 		return fail("raw socket");
 
 	if (send_all(fd, buf, half) || wait_acked(fd, 20000))
 		return fail("first half");
-	if (write_seq(fd, &seq_next)) {
+	if (write_seq(fd, &seq_next, &ack_next)) {
 		fprintf(stderr, "incnn_inject: TCP_REPAIR: %s (using a guessed sequence number)\n",
 			strerror(errno));
 		seq_next = rnd();
 	}
 
 	isn = seq_next - half - 1;
-	if (v2 >= 0) {
+	if (exthdr) {
+		if (exthdr_cases(exthdr, buf, half))
+			return 1;
+	} else if (v2 >= 0) {
 		if (v2_cases(v2, buf, half))
 			return 1;
 	} else if (spoof) {
@@ -795,6 +929,7 @@ int main(int argc, char **argv)
 	printf("rx_out_of_window %lu\n", expect_window);
 	printf("rx_drop_not_offered %lu\n", expect_not_offered);
 	printf("rx_drop_v2_window %lu\n", expect_v2_window);
+	printf("rx_drop_exthdr %lu\n", expect_exthdr);
 	printf("injected %lu\n", injected);
 	printf("skipped_valid %lu\n", skipped);
 	free(buf);

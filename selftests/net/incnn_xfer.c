@@ -69,48 +69,11 @@ struct xopts {
 	int frag_mtu;		/* -M */
 };
 
-/* An address of either family and a port; NULL: IPv4's any address. */
-struct xaddr {
-	union {
-		struct sockaddr sa;
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} u;
-	socklen_t len;
-};
-
 static int xaddr_parse(const char *addr, int port, struct xaddr *x)
 {
-	memset(x, 0, sizeof(*x));
-	if (addr && strchr(addr, ':')) {
-		x->u.v6.sin6_family = AF_INET6;
-		x->u.v6.sin6_port = htons(port);
-		x->len = sizeof(x->u.v6);
-		if (inet_pton(AF_INET6, addr, &x->u.v6.sin6_addr) == 1)
-			return 0;
-	} else {
-		x->u.v4.sin_family = AF_INET;
-		x->u.v4.sin_port = htons(port);
-		x->len = sizeof(x->u.v4);
-		if (!addr || inet_pton(AF_INET, addr, &x->u.v4.sin_addr) == 1)
-			return 0;
-	}
-	errno = EINVAL;
-	return fail(addr);
-}
-
-/* The ToS byte (IPv4) or the Traffic Class (IPv6) of the socket's family. */
-static int set_tos(int fd, int tos)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		return -1;
-	if (ss.ss_family == AF_INET6)
-		return setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos,
-				  sizeof(tos));
-	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+	if (xaddr_set(x, addr, port))
+		return fail(addr);
+	return 0;
 }
 
 /* -E: the IPv6 extension headers every segment carries (see above) */

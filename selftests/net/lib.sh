@@ -97,6 +97,39 @@ for c in d:
 print(json.dumps(d, separators=(",", ":")))' 2>&1
 }
 
+# --- injection -------------------------------------------------------
+# inject_xfer NAME IN INJECT-ARGS...: incnn_xfer recv in $NS_B into
+# $TMP/NAME.out, and incnn_inject -c $ADDR_B -p PORT INJECT-ARGS IN in
+# $NS_A: its expected counters in $TMP/NAME.expect, its errors in
+# $TMP/NAME.err. Fails (one case, with both exit statuses) unless both
+# succeed.
+inject_xfer() {
+	local name=$1 in=$2 rpid irc rrc
+	shift 2
+	next_port
+	timeout 60 nsenter --net="/run/netns/$NS_B" \
+		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$name.out" &
+	rpid=$!
+	wait_listen "$NS_B" "$PORT" || fail "$name: receiver listens"
+	timeout 60 nsenter --net="/run/netns/$NS_A" \
+		"$INJECT" -c "$ADDR_B" -p "$PORT" "$@" "$in" \
+		>"$TMP/$name.expect" 2>"$TMP/$name.err"
+	irc=$?
+	wait $rpid
+	rrc=$?
+	[ $irc = 0 ] && [ $rrc = 0 ] && return 0
+	fail "$name: injection" "injector $irc receiver $rrc" "$(cat "$TMP/$name.err")"
+	return 1
+}
+
+# expected NAME COUNTER: what inject_xfer NAME's injector expects of it
+# (0 if it said nothing: inject_xfer failed then)
+expected() {
+	local v
+	v=$(sed -n "s/^$2 //p" "$TMP/$1.expect" 2>/dev/null)
+	echo "${v:-0}"
+}
+
 # --- TCP options on the wire ------------------------------------------
 # syn_counters NS DEV TABLE NAME=MATCH...: named nft counters, at DEV's
 # ingress (netdev family: before any IP hook, so before incnn strips

@@ -16,6 +16,7 @@
 # bound 2^-10) and two MTUs:
 #   MTU 1450: MSS 1398, every other segment lengthened by 2 bytes;
 #   MTU 1449: MSS 1397, every fourth segment lengthened by 3 bytes.
+# (Over IPv6 both MTUs are 20 bytes larger, for the same MSS.)
 # The frame of 350 floats is 8 (header) + 88 (tags) + the payload bytes:
 # 4 for 1000.5, 2 for 0.25, 1 for 2^-7, 0 for 0 in both codecs. The
 # bytes must be exactly the roundtrip prediction.
@@ -43,13 +44,12 @@ with open(out, "wb") as f:
     f.write(struct.pack("<%df" % period, *one) * 40)
 EOF
 
-cat >"$TMP/send.py" <<'EOF'
+{ py_tcp; cat <<'EOF'; } >"$TMP/send.py"
 import socket, sys
 
 addr, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = open(path, "rb").read()
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
+s = tcp(addr, 0x28)
 s.setsockopt(socket.SOL_SOCKET, 47, 1000000)  # SO_MAX_PACING_RATE, B/s
 s.connect((addr, port))
 s.sendall(data)
@@ -80,7 +80,7 @@ mtu_case() {
 	s=$(kstats "$NS_A")
 	info "$name: tx_framed $(jnum "$s" tx_framed) tx_aligned $(jnum "$s" tx_aligned)" \
 		"tx_raw_no_room $(jnum "$s" tx_raw_no_room) tx_gso_split $(jnum "$s" tx_gso_split)" \
-		"$(nsx "$NS_A" nstat -az TcpRetransSegs | awk '/Tcp/ { printf "%s %s", $1, $2 }')"
+		"$(nsx "$NS_A" nstat -az TcpRetransSegs IpFragFails Ip6FragFails Icmp6OutPktTooBigs IcmpOutDestUnreachs TcpExtTCPSpuriousRTOs | awk '!/^#/ { printf "%s %s ", $1, $2 }')"
 	if [ $src = 0 ] && [ $rrc = 0 ] && st=$(same "$TMP/$name.want" "$TMP/$name.out"); then
 		ok "$name: bytes as predicted"
 	else
@@ -95,11 +95,12 @@ mtu_case() {
 	fi
 }
 
+V6=$(pick_family 0 20) # IPv6's header is 20 bytes longer
 for codec in inceptionn ebq; do
 	# MSS 1398: lengthened segments at floats 349 + 699 k; 1399 bytes
-	mtu_case "$codec" 1450 699 349 1299
+	mtu_case "$codec" $((1450 + V6)) 699 349 1299
 	# MSS 1397: lengthened segments at floats 1047 + 1397 k; 1398 bytes
-	mtu_case "$codec" 1449 1397 1047 1298
+	mtu_case "$codec" $((1449 + V6)) 1397 1047 1298
 done
 
 ktap_finish

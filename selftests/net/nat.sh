@@ -15,19 +15,7 @@
 ktap_header "conntrack + NAT router between the endpoints"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 
-NS_A=incnn-$TAG-a
-NS_R=incnn-$TAG-r
-NS_B=incnn-$TAG-b
-ADDR_A=10.67.$SUBNET.1
-ADDR_RA=10.67.$SUBNET.254
-ADDR_RB=10.68.$SUBNET.254
-ADDR_B=10.68.$SUBNET.2
-if ! { new_ns "$NS_A" && new_ns "$NS_R" && new_ns "$NS_B" &&
-	veth_pair "$NS_A" va "$ADDR_A/24" "$NS_R" ra "$ADDR_RA/24" &&
-	veth_pair "$NS_R" rb "$ADDR_RB/24" "$NS_B" vb "$ADDR_B/24" &&
-	ip -n "$NS_A" route add default via "$ADDR_RA" &&
-	ip -n "$NS_B" route add default via "$ADDR_RB" &&
-	nsx "$NS_R" sysctl -qw net.ipv4.ip_forward=1; }; then
+if ! setup_routed 67 68; then
 	fail "namespaces, veth, routes"
 	ktap_finish
 	exit 1
@@ -36,7 +24,7 @@ fi
 PORT_LO=$((PORT_BASE + 1))
 PORT_HI=$((PORT_BASE + 50))
 check "router: nft masquerade towards B" nsx "$NS_R" nft -f - <<EOF
-table ip incnn_nat {
+table inet incnn_nat {
 	chain post {
 		type nat hook postrouting priority srcnat; policy accept;
 		oifname "rb" masquerade
@@ -45,13 +33,14 @@ table ip incnn_nat {
 EOF
 check "receiver: nft stateful filter (established,related; new to the test ports)" \
 	nsx "$NS_B" nft -f - <<EOF
-table ip incnn_filter {
+table inet incnn_filter {
 	chain in {
 		type filter hook input priority filter; policy drop;
 		ct state established,related accept
 		ct state invalid counter drop
 		iifname "lo" accept
 		icmp type echo-request accept
+		icmpv6 type { echo-request, nd-neighbor-solicit, nd-neighbor-advert } accept
 		tcp dport $PORT_LO-$PORT_HI ct state new accept
 	}
 }
@@ -125,7 +114,7 @@ if [ -z "$bad" ]; then
 else
 	fail "router: forwarded traffic untouched" "counters:$bad"
 fi
-inv=$(nsx "$NS_B" nft list chain ip incnn_filter in | awk '/invalid/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }')
+inv=$(nsx "$NS_B" nft list chain inet incnn_filter in | awk '/invalid/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }')
 info "receiver: ct state invalid packets dropped: ${inv:-?}"
 
 ktap_finish

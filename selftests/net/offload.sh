@@ -65,10 +65,10 @@ done
 # (docs/design.md, "Cut floats"), so every float arrives quantised (a
 # float cut by the end of a write would arrive original). With loss,
 # retransmissions must not mix the two: no float may arrive with bytes of
-# both (a "hybrid").
+# both (a "hybrid"). IPv6: MTU 1521, the same MSS.
 nsx "$NS_A" ethtool -K va tso on gso on >/dev/null 2>&1
-ip -n "$NS_A" link set va mtu 1501
-ip -n "$NS_B" link set vb mtu 1501
+ip -n "$NS_A" link set va mtu "$(pick_family 1501 1521)"
+ip -n "$NS_B" link set vb mtu "$(pick_family 1501 1521)"
 nsx "$NS_A" tc qdisc replace dev va root netem loss 2%
 incctl "$NS_A" stats reset
 if xfer mss1449 "$TMP/in.bin" -T 0x28 -m after -P $PRE; then

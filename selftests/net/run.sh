@@ -35,9 +35,10 @@ TESTS=(codecs.sh passthrough.sh offload.sh netem.sh nat.sh iperf3.sh
 	sframe-inject.sh wireshark.sh)
 # The IPv6 pass of the default run (make check): the short scripts that
 # check the guarantees (exact bytes, handshake, faults, superframes,
-# fragments, extension headers) once more with INCNN_FAMILY=6.
+# fragments, extension headers, malformed and out-of-window frames,
+# urgent data, TCP-MD5) once more with INCNN_FAMILY=6.
 TESTS_V6=(passthrough.sh codecs.sh handshake.sh netem.sh sframe.sh
-	fragments.sh exthdr.sh)
+	fragments.sh exthdr.sh malformed.sh window.sh urgent.sh md5.sh)
 # INCNN_FAMILIES="4 6": every script named (or of the default list) once
 # per family, IPv4 first; unset: the default list over IPv4 and TESTS_V6
 # over IPv6, or the scripts named over INCNN_FAMILY (default 4). A name

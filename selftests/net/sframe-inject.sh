@@ -28,24 +28,10 @@ sf "$NS_A" on && sf "$NS_B" on || fail "incctl set superframes on"
 # (16 KB) so that a 60000-byte range at the next sequence number ends
 # past it.
 inject_v2() { # name offered(0|1)
-	local name=$1 irc rrc st got want ok_all=1 detail=
+	local name=$1 st got want ok_all=1 detail=
 	incctl "$NS_A" stats reset
 	incctl "$NS_B" stats reset
-	next_port
-	timeout 60 nsenter --net="/run/netns/$NS_B" \
-		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$name.out" &
-	rpid=$!
-	wait_listen "$NS_B" "$PORT" || fail "$name: receiver listens"
-	timeout 60 nsenter --net="/run/netns/$NS_A" \
-		"$INJECT" -c "$ADDR_B" -p "$PORT" -V "$2" "$TMP/f.bin" \
-		>"$TMP/$name.expect" 2>"$TMP/$name.err"
-	irc=$?
-	wait $rpid
-	rrc=$?
-	if [ $irc != 0 ] || [ $rrc != 0 ]; then
-		fail "$name: injection" "injector $irc receiver $rrc" "$(cat "$TMP/$name.err")"
-		return
-	fi
+	inject_xfer "$name" "$TMP/f.bin" -V "$2" || return
 	if st=$(same "$TMP/want.f" "$TMP/$name.out"); then
 		ok "$name: nothing injected reached the socket, bytes as predicted"
 	else
@@ -53,7 +39,7 @@ inject_v2() { # name offered(0|1)
 	fi
 	for k in rx_drop_length rx_drop_body rx_drop_version rx_drop_v2_window \
 		rx_drop_short rx_drop_codec rx_drop_param; do
-		want=$(sed -n "s/^$k //p" "$TMP/$name.expect")
+		want=$(expected "$name" "$k")
 		got=$(c "$NS_B" "$k")
 		detail+="$k $got/$want "
 		[ "$got" = "$want" ] || ok_all=0

@@ -23,14 +23,15 @@ gen_floats "$TMP/f.bin" 100000 151 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 MAX=8192
 incctl "$NS_B" set flow-max $MAX
-# the receiver's SYN-ACKs to the spoofed sources go to A, which drops them
-ip -n "$NS_B" route add 10.99.0.0/16 via "$ADDR_A"
+# the receiver's SYN-ACKs to the spoofed sources (incnn_inject -Y: in
+# 10.99.0.0/16, over IPv6 in fd00:99::/64) go to A, which drops them
+ip -n "$NS_B" route add "$(pick_family 10.99.0.0/16 fd00:99::/64)" via "$ADDR_A"
 
 next_port
 SPORT=$PORT
-bg nsenter --net="/run/netns/$NS_B" "$PYTHON" -c "
-import socket, time
-s = socket.socket()
+bg nsenter --net="/run/netns/$NS_B" "$PYTHON" -c "$(py_tcp)
+import time
+s = tcp('$ADDR_B')
 s.bind(('$ADDR_B', $SPORT))
 s.listen(16)
 time.sleep(100000)"

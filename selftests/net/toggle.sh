@@ -33,8 +33,11 @@ setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
 command -v nft >/dev/null || { skip "toggle" "no nft"; ktap_finish; exit 0; }
 
 FIRST=2100	# two segments of MSS 1398, on the float grid
-ip -n "$NS_A" link set va mtu 1450
-ip -n "$NS_B" link set vb mtu 1450
+# (IPv6: MTU 1470 for the same MSS; nft matches ip6's payload length,
+# 40 bytes less than ip's total length: on the same side of 100 here)
+ip -n "$NS_A" link set va mtu "$(pick_family 1450 1470)"
+ip -n "$NS_B" link set vb mtu "$(pick_family 1450 1470)"
+NFT=$(pick_family ip ip6)
 
 # sender: says "connected", then takes commands on stdin, one reply line
 # each on stdout
@@ -42,7 +45,7 @@ ip -n "$NS_B" link set vb mtu 1450
 #   tos T  set IP_TOS to T                           -> ok
 #   a T    wait up to T s until all is acknowledged  -> ok | timeout
 #   rest   write the rest, shut down, wait for EOF   -> ok
-cat >"$TMP/send.py" <<'EOF'
+{ py_tcp; cat <<'EOF'; } >"$TMP/send.py"
 import fcntl, socket, struct, sys, time
 
 SIOCOUTQ = 0x5411
@@ -56,8 +59,7 @@ def outq(s: socket.socket) -> int:
 def main() -> None:
     addr, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     data = open(path, "rb").read()
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
+    s = tcp(addr, 0x28)
     s.connect((addr, port))
     print("connected", flush=True)
     off = 0
@@ -69,7 +71,7 @@ def main() -> None:
             s.sendall(data[off:off + n])
             off += n
         elif cmd[0] == "tos":
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, int(cmd[1], 0))
+            set_tos(s, int(cmd[1], 0))
         elif cmd[0] == "a":
             end = time.monotonic() + float(cmd[1])
             while outq(s) and time.monotonic() < end:
@@ -93,10 +95,10 @@ say() { # command: send it to the sender ($spid, fds 3 and 4), print its reply
 
 nft_b() { # table priority rule: a chain in B's input (after incnn decoded)
 	nsx "$NS_B" nft -f - <<EOF
-table ip $1 {
+table $NFT $1 {
 	chain c {
 		type filter hook input priority $2;
-		tcp dport $PORT ip length > 100 $3
+		tcp dport $PORT $NFT length > 100 $3
 	}
 }
 EOF
@@ -107,7 +109,7 @@ EOF
 # element: adding to it once full ends the rule), whatever its length
 drop_first() {
 	nsx "$NS_B" nft -f - <<EOF
-table ip $1 {
+table $NFT $1 {
 	set first {
 		typeof tcp sequence
 		size 1
@@ -115,15 +117,15 @@ table ip $1 {
 	}
 	chain c {
 		type filter hook input priority 0;
-		tcp dport $PORT ip length > 100 add @first { tcp sequence }
-		tcp dport $PORT ip length > 100 tcp sequence @first counter drop
+		tcp dport $PORT $NFT length > 100 add @first { tcp sequence }
+		tcp dport $PORT $NFT length > 100 tcp sequence @first counter drop
 	}
 }
 EOF
 }
 
 nft_count() { # table: packets its counter saw
-	nsx "$NS_B" nft list table ip "$1" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+	nsx "$NS_B" nft list table "$NFT" "$1" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
 }
 
 toggle() { # name off|on
@@ -171,7 +173,7 @@ for t in ${INCNN_TOGGLES:-ruledel txoff tos}; do
 	info "$t: $(nft_count tg_seen) data segments reached B, $(nft_count tg_first) dropped"
 	# 2: the toggle, then the retransmission from snd_una
 	toggle "$t" off
-	nsx "$NS_B" nft delete table ip tg_first
+	nsx "$NS_B" nft delete table "$NFT" tg_first
 	if [ "$(say a 120)" != ok ]; then
 		info "$t: not acknowledged in 120 s"
 		nsx "$NS_A" ss -tinoe "dport = :$PORT" | sed 's/^/# A: /'
@@ -186,7 +188,7 @@ for t in ${INCNN_TOGGLES:-ruledel txoff tos}; do
 	exec 3>&- 4<&-
 	wait $spid || fail "$t: sender" "$(cat "$TMP/send.err")"
 	wait $rpid || fail "$t: receiver"
-	nsx "$NS_B" nft delete table ip tg_seen
+	nsx "$NS_B" nft delete table "$NFT" tg_seen
 	s=$(kstats "$NS_A")
 	info "$t: tx_framed $(jnum "$s" tx_framed) tx_aligned $(jnum "$s" tx_aligned)" \
 		"tx_raw_mark_toggled $(jnum "$s" tx_raw_mark_toggled)" \

@@ -25,14 +25,13 @@ URG=131071	# the urgent byte's offset: the last byte of float 32767
 # are acknowledged (its segments end on the float grid, the cut float
 # waits for its last byte), so that the urgent byte leaves in a segment
 # of its own that starts inside that float
-cat >"$TMP/send.py" <<'EOF'
+{ py_tcp; cat <<'EOF'; } >"$TMP/send.py"
 import fcntl, socket, struct, sys, time
 
 SIOCOUTQ = 0x5411
 addr, port, path, urg = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 data = open(path, "rb").read()
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
+s = tcp(addr, 0x28)
 s.connect((addr, port))
 s.sendall(data[:urg])
 end = time.monotonic() + 30
@@ -51,12 +50,12 @@ EOF
 # OUT.oob. Without SO_OOBINLINE the urgent byte must be read when the
 # stream is at its mark (reading past the mark forgets it), so the
 # receiver waits in select() and looks at the mark before each recv().
-cat >"$TMP/recv.py" <<'EOF'
+{ py_tcp; cat <<'EOF'; } >"$TMP/recv.py"
 import fcntl, select, socket, struct, sys, time
 
 SIOCATMARK = 0x8905
 addr, port, out, inline = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
-ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+ls = tcp(addr)
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, int(inline))
 ls.bind((addr, port))

@@ -12,8 +12,10 @@
 # vm.sh - WARN/BUG/Oops in dmesg, exit 99 - or a VM failure counts as one
 # more). Exits non-zero on any failure.
 #
-#   selftests/net/vm-check.sh [--no-build] [TEST.sh...]
+#   selftests/net/vm-check.sh [--no-build] [--append ARGS] [TEST.sh...]
 #
+# --append ARGS: extra kernel command line of the VM (lab/vm.sh --append;
+# e.g. ipv6.disable=1 for noipv6.sh).
 # Environment: INCNN_BUILD (default build/), VM_CHECK_OUT (the vm.sh
 # --out dir, default $INCNN_BUILD/vm/net-out), VM_CHECK_TIMEOUT (s, 900).
 # INCNN_FAMILY=6 runs the scripts over IPv6, INCNN_FAMILIES="4 6" once
@@ -25,10 +27,14 @@ REPO=$(cd "$SELF_DIR/../.." && pwd)
 BUILD=${INCNN_BUILD:-$REPO/build}
 OUT=${VM_CHECK_OUT:-$BUILD/vm/net-out}
 build=1
-if [ "${1:-}" = --no-build ]; then
-	build=0
-	shift
-fi
+append=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-build) build=0; shift ;;
+	--append) append+=(--append "${2:?--append needs arguments}"); shift 2 ;;
+	*) break ;;
+	esac
+done
 
 if [ $build = 1 ]; then
 	abi=$("$REPO/scripts/check/kabi.sh") || exit 1
@@ -52,7 +58,7 @@ tap=$(mktemp)
 trap 'rm -f "$tap"' EXIT
 start=$(date +%s)
 "$REPO/lab/vm.sh" --out "$OUT" --timeout "${VM_CHECK_TIMEOUT:-900}" \
-	-- selftests/net/run.sh "$@" 2>&1 | sed -u "s/\r$//" | tee "$tap" |
+	"${append[@]}" -- selftests/net/run.sh "$@" 2>&1 | sed -u "s/\r$//" | tee "$tap" |
 	grep -E --line-buffered '^(TAP version|1\.\.|(not )?ok |#)'
 vmrc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))

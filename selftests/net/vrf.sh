@@ -22,13 +22,18 @@
 ktap_header "SO_BINDTODEVICE and VRF sockets keep their flows"
 load_module || { fail "load incnn.ko"; ktap_finish; exit 1; }
 setup_pair || { fail "namespaces and veth"; ktap_finish; exit 1; }
+# enslaving a device to a VRF takes it down and up: keep its IPv6
+# addresses (IPv4 ones are kept anyway)
+for ns in "$NS_A" "$NS_B"; do
+	nsx "$ns" sysctl -qw net.ipv6.conf.all.keep_addr_on_down=1
+done
 gen_floats "$TMP/f.bin" 100000 121 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
-cat >"$TMP/recv.py" <<'PY'
+{ py_tcp; cat <<'PY'; } >"$TMP/recv.py"
 import socket, sys
 addr, port, out, dev = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-ls = socket.socket()
+ls = tcp(addr)
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
 ls.bind((addr, port))
@@ -43,14 +48,13 @@ with open(out, "wb") as f:
             break
         f.write(b)
 PY
-cat >"$TMP/send.py" <<'PY'
+{ py_tcp; cat <<'PY'; } >"$TMP/send.py"
 import socket, sys, time
 addr, port, path, dev = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 data = open(path, "rb").read()
 half = len(data) // 2 // 4 * 4
-s = socket.socket()
+s = tcp(addr, 0x28)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
-s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x28)
 s.connect((addr, port))
 s.sendall(data[:half])
 time.sleep(3)  # longer than both ends' timeouts (1 s) plus the GC

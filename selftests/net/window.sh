@@ -24,22 +24,9 @@ predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
 
-next_port
-timeout 60 nsenter --net="/run/netns/$NS_B" \
-	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/w.out" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-# veth MTU 1500: B advertises MSS 1460
-timeout 60 nsenter --net="/run/netns/$NS_A" \
-	"$INJECT" -c "$ADDR_B" -p "$PORT" -W -M 1460 "$TMP/f.bin" \
-	>"$TMP/expect" 2>"$TMP/inject.err"
-irc=$?
-wait $rpid
-rrc=$?
-if [ $irc = 0 ] && [ $rrc = 0 ]; then
-	ok "injection: $(sed -n 's/^injected //p' "$TMP/expect") valid frames"
-else
-	fail "injection" "injector $irc receiver $rrc" "$(cat "$TMP/inject.err")"
+# veth MTU 1500: B advertises MSS 1460 (IPv6: 1440)
+if inject_xfer w "$TMP/f.bin" -W -M "$(pick_family 1460 1440)"; then
+	ok "injection: $(expected w injected) valid frames"
 fi
 if st=$(same "$TMP/want" "$TMP/w.out"); then
 	ok "stream around the injection: bytes as predicted"
@@ -51,10 +38,10 @@ sb=$(kstats "$NS_B")
 real=$(jnum "$(kstats "$NS_A")" tx_framed)
 # a real frame that TCP would not take (a spurious retransmission) is
 # emptied instead of decoded: count it with the decoded ones
-real_oow=$(($(jnum "$sb" rx_out_of_window) - $(sed -n 's/^rx_out_of_window //p' "$TMP/expect")))
+real_oow=$(($(jnum "$sb" rx_out_of_window) - $(expected w rx_out_of_window)))
 info "real frames outside the window (spurious retransmissions): $real_oow"
 for name in rx_out_of_window rx_drop_length rx_frames; do
-	want=$(sed -n "s/^$name //p" "$TMP/expect")
+	want=$(expected w "$name")
 	[ "$name" = rx_frames ] && want=$((want + real - real_oow))
 	[ "$name" = rx_out_of_window ] && want=$((want + real_oow))
 	got=$(jnum "$sb" "$name")
