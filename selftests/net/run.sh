@@ -32,7 +32,7 @@ TESTS=(codecs.sh passthrough.sh offload.sh netem.sh nat.sh iperf3.sh
 	mtu.sh urgent.sh
 	unload.sh bigstream.sh vrf.sh fragments.sh defaults.sh spray.sh
 	torch.sh methods.sh lgc.sh md5.sh synopt.sh zebq.sh sframe.sh
-	sframe-inject.sh wireshark.sh)
+	sframe-inject.sh wireshark.sh v4mapped.sh)
 # The IPv6 pass of the default run (make check): the short scripts that
 # check the guarantees (exact bytes, handshake, faults, superframes,
 # fragments, extension headers, malformed and out-of-window frames,
