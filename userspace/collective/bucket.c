@@ -25,12 +25,6 @@
  */
 typedef int32_t bk_i8 __attribute__((vector_size(32)));
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define BK_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define BK_SIMD_CLONES
-#endif
-
 static void bk_free_one(struct coll_bucket *b)
 {
 	free(b->res);
@@ -138,7 +132,8 @@ static struct coll_bucket *bk_get(struct incnn_comm *c, uint64_t key,
  * The largest finite |x[i]| as its bit pattern (0: none), x multiplied
  * by @mul first unless it is 1 (in place: the result's unscaling).
  */
-BK_SIMD_CLONES static uint32_t bk_absmax_bits(float *x, size_t n, float mul)
+COLL_SIMD_CLONES("avx2")
+static uint32_t bk_absmax_bits(float *x, size_t n, float mul)
 {
 	const bk_i8 mask = { 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
 			     0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff };

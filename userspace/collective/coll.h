@@ -47,6 +47,13 @@
 
 #define COLL_HIDDEN __attribute__((visibility("hidden")))
 #define COLL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+/* a function of GCC vector-extension loops, with an @isa clone picked at
+ * load time on x86-64 (GCC; elsewhere the one generic build) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define COLL_SIMD_CLONES(isa) __attribute__((target_clones(isa, "default")))
+#else
+#define COLL_SIMD_CLONES(isa)
+#endif
 
 #define COLL_MSG_LEN	512	/* error messages */
 

@@ -88,14 +88,9 @@ struct ring_run {
  */
 typedef float ring_f8 __attribute__((vector_size(32)));
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define RING_SIMD_CLONES __attribute__((target_clones("avx", "default")))
-#else
-#define RING_SIMD_CLONES
-#endif
-
 /* x[i] = x[i] / d */
-RING_SIMD_CLONES static void ring_div(float *x, size_t n, float d)
+COLL_SIMD_CLONES("avx")
+static void ring_div(float *x, size_t n, float d)
 {
 	const ring_f8 dv = { d, d, d, d, d, d, d, d };
 	size_t i = 0;
@@ -111,8 +106,9 @@ RING_SIMD_CLONES static void ring_div(float *x, size_t n, float d)
 }
 
 /* x[i] = x[i] / d + y[i]: the reduction with our input's division */
-RING_SIMD_CLONES static void ring_div_add(float *x, const float *y, size_t n,
-					  float d)
+COLL_SIMD_CLONES("avx")
+static void ring_div_add(float *x, const float *y, size_t n,
+			 float d)
 {
 	const ring_f8 dv = { d, d, d, d, d, d, d, d };
 	size_t i = 0;
@@ -133,9 +129,10 @@ RING_SIMD_CLONES static void ring_div_add(float *x, const float *y, size_t n,
  * + y[i], each step in this order and only where asked (d 0, r NULL,
  * s 1, y NULL: skipped), every operation one IEEE fp32 rounding.
  */
-RING_SIMD_CLONES static void ring_contrib(float *x, const float *r,
-					  const float *y, size_t n, float d,
-					  float s)
+COLL_SIMD_CLONES("avx")
+static void ring_contrib(float *x, const float *r,
+			 const float *y, size_t n, float d,
+			 float s)
 {
 	const ring_f8 dv = { d, d, d, d, d, d, d, d };
 	const ring_f8 sv = { s, s, s, s, s, s, s, s };
@@ -176,7 +173,8 @@ RING_SIMD_CLONES static void ring_contrib(float *x, const float *r,
 typedef int32_t ring_i8 __attribute__((vector_size(32)));
 
 /* Values of x[0..n) that are +-0 (n < 2^31) */
-RING_SIMD_CLONES static uint64_t ring_zeros(const float *x, size_t n)
+COLL_SIMD_CLONES("avx")
+static uint64_t ring_zeros(const float *x, size_t n)
 {
 	const ring_f8 zero = { 0 };
 	ring_i8 acc = { 0 };
@@ -199,9 +197,10 @@ RING_SIMD_CLONES static uint64_t ring_zeros(const float *x, size_t n)
  * EF after Q: r[i] = (r[i] - x[i]) * inv, r holding the values before Q
  * and x after; counts the nonzero values and those Q made zero (n < 2^31).
  */
-RING_SIMD_CLONES static void ring_resid(float *r, const float *x, size_t n,
-					float inv, uint64_t *nonzero,
-					uint64_t *flattened)
+COLL_SIMD_CLONES("avx")
+static void ring_resid(float *r, const float *x, size_t n,
+		       float inv, uint64_t *nonzero,
+		       uint64_t *flattened)
 {
 	const ring_f8 zero = { 0 };
 	const ring_f8 iv = { inv, inv, inv, inv, inv, inv, inv, inv };
