@@ -27,12 +27,12 @@ if ! { ip -n "$NS_A" link set va mtu 65000 &&
 fi
 
 next_port
-timeout 1500 nsenter --net="/run/netns/$NS_B" \
+timeout $((1500 * SLOW)) nsenter --net="/run/netns/$NS_B" \
 	"$XFER" recv -b "$ADDR_B" -p "$PORT" -Z 1 "$TMP/zeros.txt" &
 rpid=$!
 wait_listen "$NS_B" "$PORT"
 start=$SECONDS
-timeout 1500 nsenter --net="/run/netns/$NS_A" \
+timeout $((1500 * SLOW)) nsenter --net="/run/netns/$NS_A" \
 	"$XFER" send -c "$ADDR_B" -p "$PORT" -T 0x28 -Z "$INCNN_BIG_BYTES" -
 src=$?
 wait $rpid

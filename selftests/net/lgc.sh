@@ -46,14 +46,15 @@ done
 mkdir -p "$TMP/out"
 t0=$SECONDS
 # timeout: fail (printing the ranks' progress) before the runner's 600 s
-if cluster_job timeout "${INCNN_LGC_TIMEOUT:-520}" env \
+# (both times $SLOW: a debug kernel's run is slower)
+if cluster_job timeout "${INCNN_LGC_TIMEOUT:-$((520 * SLOW))}" env \
 	PYTHONPATH="$BUILD/python" GLOO_SOCKET_IFNAME=eth0 \
 	"$PYTHON" "$REPO/selftests/python/lgc_vm.py" "$TMP/out" "$STEPS" 3 6 \
 	ebq:2^-10; then
 	ok "$N-rank LGC job, 4 variants x $STEPS steps ($((SECONDS - t0)) s)"
 	sed "s/^/# /" "$TMP"/rank*.err
 else
-	fail "$N-rank LGC job, 4 variants x $STEPS steps"
+	fail "$N-rank LGC job, 4 variants x $STEPS steps ($((SECONDS - t0)) s)"
 	ktap_finish
 	exit 1
 fi

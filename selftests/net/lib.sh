@@ -107,11 +107,11 @@ inject_xfer() {
 	local name=$1 in=$2 rpid irc rrc
 	shift 2
 	next_port
-	timeout 60 nsenter --net="/run/netns/$NS_B" \
+	timeout $((60 * SLOW)) nsenter --net="/run/netns/$NS_B" \
 		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$name.out" &
 	rpid=$!
 	wait_listen "$NS_B" "$PORT" || fail "$name: receiver listens"
-	timeout 60 nsenter --net="/run/netns/$NS_A" \
+	timeout $((60 * SLOW)) nsenter --net="/run/netns/$NS_A" \
 		"$INJECT" -c "$ADDR_B" -p "$PORT" "$@" "$in" \
 		>"$TMP/$name.expect" 2>"$TMP/$name.err"
 	irc=$?

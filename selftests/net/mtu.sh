@@ -68,11 +68,11 @@ mtu_case() {
 	predict "$TMP/$name.want" "$TMP/$name.in" 0 "$codec" --bound 2^-10
 	incctl "$NS_A" stats reset
 	next_port
-	timeout 300 nsenter --net="/run/netns/$NS_B" \
+	timeout $((300 * SLOW)) nsenter --net="/run/netns/$NS_B" \
 		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$name.out" &
 	rpid=$!
 	wait_listen "$NS_B" "$PORT" || fail "$name: receiver listens"
-	timeout 300 nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
+	timeout $((300 * SLOW)) nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
 		"$ADDR_B" "$PORT" "$TMP/$name.in" 2>"$TMP/send.err"
 	src=$?
 	wait $rpid

@@ -44,11 +44,11 @@ while s.recv(65536):
     pass
 EOF
 next_port
-timeout 400 nsenter --net="/run/netns/$NS_B" \
+timeout $((400 * SLOW)) nsenter --net="/run/netns/$NS_B" \
 	"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/late.out" &
 rpid=$!
 if wait_listen "$NS_B" "$PORT"; then
-	timeout 400 nsenter --net="/run/netns/$NS_A" \
+	timeout $((400 * SLOW)) nsenter --net="/run/netns/$NS_A" \
 		"$PYTHON" "$TMP/late.py" "$ADDR_B" "$PORT" "$TMP/f.bin" "$TMP/go" &
 	spid=$!
 	for _ in $(seq 1 200); do

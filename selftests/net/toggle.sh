@@ -152,11 +152,11 @@ mkfifo "$TMP/cmd" "$TMP/rep"
 for t in ${INCNN_TOGGLES:-ruledel txoff tos}; do
 	incctl "$NS_A" stats reset
 	next_port
-	timeout 400 nsenter --net="/run/netns/$NS_B" \
+	timeout $((400 * SLOW)) nsenter --net="/run/netns/$NS_B" \
 		"$XFER" recv -b "$ADDR_B" -p "$PORT" "$TMP/$t.out" &
 	rpid=$!
 	wait_listen "$NS_B" "$PORT" || fail "$t: receiver listens"
-	timeout 400 nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
+	timeout $((400 * SLOW)) nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
 		"$ADDR_B" "$PORT" "$TMP/in" <"$TMP/cmd" >"$TMP/rep" 2>"$TMP/send.err" &
 	spid=$!
 	exec 3>"$TMP/cmd" 4<"$TMP/rep"

@@ -108,11 +108,11 @@ for inline in 1 0; do
 	[ $inline = 1 ] || want=$TMP/want.noinline
 	incctl "$NS_A" stats reset
 	next_port
-	timeout 300 nsenter --net="/run/netns/$NS_B" "$PYTHON" "$TMP/recv.py" \
+	timeout $((300 * SLOW)) nsenter --net="/run/netns/$NS_B" "$PYTHON" "$TMP/recv.py" \
 		"$ADDR_B" "$PORT" "$TMP/$name.out" $inline &
 	rpid=$!
 	wait_listen "$NS_B" "$PORT" || fail "$name: receiver listens"
-	timeout 300 nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
+	timeout $((300 * SLOW)) nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
 		"$ADDR_B" "$PORT" "$TMP/in" $URG 2>"$TMP/send.err"
 	src=$?
 	wait $rpid
