@@ -322,13 +322,80 @@ table inet incnn_mark_syns {
 EOF
 }
 
-wait_listen() { # ns port
+wait_listen() { # ns port: up to 10 s, times $SLOW where lib.sh sets it
 	local _
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 $((200 * ${SLOW:-1}))); do
 		listening "$1" "$2" && return 0
 		nap 0.05
 	done
 	return 1
+}
+
+# py_pair SECONDS RECV.py ARG... -- SEND.py ARG...: RECV.py in NS_B in the
+# background; once a socket of NS_B listens on $PORT, SEND.py in NS_A;
+# each under timeout SECONDS. Sets PAIR_SEND and PAIR_RECV to their exit
+# codes (124: timed out; the sender runs even if nothing listened, and
+# fails then).
+py_pair() {
+	local t=$1 rpid
+	local -a r=()
+
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		r+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	timeout "$t" nsenter --net="/run/netns/$NS_B" "$PYTHON" "${r[@]}" &
+	rpid=$!
+	wait_listen "$NS_B" "$PORT" || true
+	timeout "$t" nsenter --net="/run/netns/$NS_A" "$PYTHON" "$@"
+	# shellcheck disable=SC2034 # used by the scripts that source netns.sh
+	PAIR_SEND=$?
+	wait $rpid
+	# shellcheck disable=SC2034
+	PAIR_RECV=$?
+}
+
+# py_pause_pair: writes $TMP/pause-recv.py (ADDR PORT OUT [DEV]: accepts
+# one connection, half-closes it at once, so that its flow is closing,
+# and saves what arrives in OUT) and $TMP/pause-send.py (ADDR PORT FILE
+# [DEV]: sends FILE marked 0x28, pausing 3 s half-way, longer than 1-s
+# flow timeouts plus their GC); DEV: both bind to that device
+py_pause_pair() {
+	{ py_tcp; cat <<'PY'; } >"$TMP/pause-recv.py"
+import socket, sys
+addr, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ls = tcp(addr)
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if len(sys.argv) > 4:
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, sys.argv[4].encode())
+ls.bind((addr, port))
+ls.listen(1)
+s, _ = ls.accept()
+s.shutdown(socket.SHUT_WR)
+with open(out, "wb") as f:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        f.write(b)
+PY
+	{ py_tcp; cat <<'PY'; } >"$TMP/pause-send.py"
+import socket, sys, time
+addr, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+data = open(path, "rb").read()
+half = len(data) // 2 // 4 * 4
+s = tcp(addr, 0x28)
+if len(sys.argv) > 4:
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, sys.argv[4].encode())
+s.connect((addr, port))
+s.sendall(data[:half])
+time.sleep(3)
+s.sendall(data[half:])
+s.shutdown(socket.SHUT_WR)
+s.recv(1)
+PY
 }
 
 # dev_stat NS DEV FIELD: rx_bytes rx_packets tx_bytes tx_packets

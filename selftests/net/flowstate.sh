@@ -46,52 +46,15 @@ fi
 incctl "$NS_B" set flow-max 65536 close-timeout 10
 
 # --- receiver timeouts pass while the connection lives -------------------------
-{ py_tcp; cat <<'EOF'; } >"$TMP/recv.py"
-import socket, sys
-addr, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-ls = tcp(addr)
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind((addr, port))
-ls.listen(1)
-open(out + ".listening", "w").close()
-s, _ = ls.accept()
-s.shutdown(socket.SHUT_WR)  # FIN at once: the receiver's flow is closing
-with open(out, "wb") as f:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        f.write(b)
-EOF
-{ py_tcp; cat <<'EOF'; } >"$TMP/send.py"
-import socket, sys, time
-addr, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-data = open(path, "rb").read()
-half = len(data) // 2 // 4 * 4
-s = tcp(addr, 0x28)
-s.connect((addr, port))
-s.sendall(data[:half])
-time.sleep(3)  # longer than the receiver's timeouts (1 s) plus its GC
-s.sendall(data[half:])
-s.shutdown(socket.SHUT_WR)
-s.recv(1)
-EOF
+py_pause_pair
 incctl "$NS_B" set idle-timeout 1 close-timeout 1
 incctl "$NS_A" stats reset
 incctl "$NS_B" stats reset
 next_port
-timeout $((60 * SLOW)) nsenter --net="/run/netns/$NS_B" \
-	"$PYTHON" "$TMP/recv.py" "$ADDR_B" "$PORT" "$TMP/idle.out" &
-rpid=$!
-for _ in $(seq 1 $((100 * SLOW))); do
-	[ -e "$TMP/idle.out.listening" ] && break
-	nap 0.1
-done
-timeout $((60 * SLOW)) nsenter --net="/run/netns/$NS_A" \
-	"$PYTHON" "$TMP/send.py" "$ADDR_B" "$PORT" "$TMP/f.bin"
-src=$?
-wait $rpid
-rrc=$?
+py_pair $((60 * SLOW)) "$TMP/pause-recv.py" "$ADDR_B" "$PORT" "$TMP/idle.out" -- \
+	"$TMP/pause-send.py" "$ADDR_B" "$PORT" "$TMP/f.bin"
+src=$PAIR_SEND
+rrc=$PAIR_RECV
 if [ $src = 0 ] && [ $rrc = 0 ] && st=$(same "$TMP/want" "$TMP/idle.out"); then
 	ok "receiver timeouts pass mid-stream (half-closed, idle 3 s): bytes as predicted"
 else

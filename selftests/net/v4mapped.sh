@@ -55,21 +55,15 @@ s.close()
 EOF
 
 next_port
-t=$((60 * SLOW))
-timeout "$t" nsenter --net="/run/netns/$NS_B" "$PYTHON" "$TMP/recv.py" \
-	"$PORT" "$TMP/out.bin" 2>"$TMP/recv.err" &
-rpid=$!
-wait_listen "$NS_B" "$PORT" || fail "receiver listens"
-timeout "$t" nsenter --net="/run/netns/$NS_A" "$PYTHON" "$TMP/send.py" \
-	"$ADDR_B" "$PORT" "$TMP/f.bin" 2>"$TMP/send.err"
-src=$?
-wait $rpid
-rrc=$?
+py_pair $((60 * SLOW)) "$TMP/recv.py" "$PORT" "$TMP/out.bin" -- \
+	"$TMP/send.py" "$ADDR_B" "$PORT" "$TMP/f.bin" 2>"$TMP/pair.err"
+src=$PAIR_SEND
+rrc=$PAIR_RECV
 if [ $src = 0 ] && [ $rrc = 0 ] && st=$(same "$TMP/want" "$TMP/out.bin"); then
 	ok "mapped IPv4 transfer: bytes as predicted"
 else
 	fail "mapped IPv4 transfer: bytes as predicted" \
-		"${st:-sender $src receiver $rrc: $(tail -n 2 "$TMP/send.err" "$TMP/recv.err")}"
+		"${st:-sender $src receiver $rrc: $(tail -n 4 "$TMP/pair.err")}"
 fi
 fr=$(counter "$NS_A" tx_framed)
 rf=$(counter "$NS_B" rx_frames)

@@ -30,57 +30,18 @@ done
 gen_floats "$TMP/f.bin" 100000 121 1e-1
 predict "$TMP/want" "$TMP/f.bin" 0 inceptionn --bound 2^-10
 
-{ py_tcp; cat <<'PY'; } >"$TMP/recv.py"
-import socket, sys
-addr, port, out, dev = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-ls = tcp(addr)
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
-ls.bind((addr, port))
-ls.listen(1)
-open(out + ".listening", "w").close()
-s, _ = ls.accept()
-s.shutdown(socket.SHUT_WR)  # FIN at once: the receiver's flow is closing
-with open(out, "wb") as f:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        f.write(b)
-PY
-{ py_tcp; cat <<'PY'; } >"$TMP/send.py"
-import socket, sys, time
-addr, port, path, dev = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-data = open(path, "rb").read()
-half = len(data) // 2 // 4 * 4
-s = tcp(addr, 0x28)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
-s.connect((addr, port))
-s.sendall(data[:half])
-time.sleep(3)  # longer than both ends' timeouts (1 s) plus the GC
-s.sendall(data[half:])
-s.shutdown(socket.SHUT_WR)
-s.recv(1)
-PY
+py_pause_pair
 
 # bound_xfer NAME RECV_DEV SEND_DEV
 bound_xfer() {
-	local name=$1 rpid src rrc sa sb st _
+	local name=$1 src rrc sa sb st
 	incctl "$NS_A" stats reset
 	incctl "$NS_B" stats reset
 	next_port
-	timeout 180 nsenter --net="/run/netns/$NS_B" \
-		"$PYTHON" "$TMP/recv.py" "$ADDR_B" "$PORT" "$TMP/$name.out" "$2" &
-	rpid=$!
-	for _ in $(seq 1 100); do
-		[ -e "$TMP/$name.out.listening" ] && break
-		nap 0.1
-	done
-	timeout 180 nsenter --net="/run/netns/$NS_A" \
-		"$PYTHON" "$TMP/send.py" "$ADDR_B" "$PORT" "$TMP/f.bin" "$3"
-	src=$?
-	wait $rpid
-	rrc=$?
+	py_pair $((180 * SLOW)) "$TMP/pause-recv.py" "$ADDR_B" "$PORT" "$TMP/$name.out" "$2" -- \
+		"$TMP/pause-send.py" "$ADDR_B" "$PORT" "$TMP/f.bin" "$3"
+	src=$PAIR_SEND
+	rrc=$PAIR_RECV
 	if [ $src = 0 ] && [ $rrc = 0 ] && st=$(same "$TMP/want" "$TMP/$name.out"); then
 		ok "$name: idle 3 s > timeouts mid-stream, bytes as predicted"
 	else
