@@ -216,8 +216,18 @@ int incnn_inc_decode_avx2(u8 __always_unused k, const u8 *in, size_t len,
 
 		/* two groups of tags 00/01: the byte kernel, 2^-7 */
 		if (likely(!(tags & 0xaaaa)) && n - i >= 2 * GROUP) {
+			/*
+			 * the second tag word: bytes 2 + la, 3 + la; out of a
+			 * register loaded before la is known (la <= 6, nearly
+			 * always) rather than by a load that waits for la
+			 */
+			u64 w = avx2_get64(in + pos + 2);
+
 			la = __builtin_popcount(tags);
-			tb = get_unaligned_le16(in + pos + 2 + la);
+			if (likely(la <= 6))
+				tb = (w >> (8 * la)) & 0xffff;
+			else
+				tb = get_unaligned_le16(in + pos + 2 + la);
 			if (likely(!(tb & 0xaaaa))) {
 				v8si a, b;
 
