@@ -65,19 +65,34 @@ static __always_inline unsigned int inc_enc16_bytes(const u8 *ip,
 	return 4 + __builtin_popcount(keep);
 }
 
-/* Encode @cnt (1..8) values from @ip as one group at @op; its length. */
-static __always_inline unsigned int inc_enc8(const u8 *ip, unsigned int cnt,
-					     struct inc_enc_c k, u8 *op,
-					     struct avx2_counts *c, bool count)
+/*
+ * Encode 16 values (two groups) from @ip at @op (2 * GROUP_ROOM bytes of
+ * room): the byte kernel where it applies, else the classes of each
+ * vector and pshufb on each tag byte. Returns the two groups' length.
+ */
+static __always_inline unsigned int inc_enc16(const u8 *ip,
+					      struct inc_enc_c kc, u8 *op,
+					      struct avx2_counts *c,
+					      bool count)
 {
-	v8si tl, m1, m2, m3;
-	v8si v = avx2_inc_enc_lanes(avx2_load_part(ip, cnt), k.eb, k.t16,
-				    &tl, &m1, &m2, &m3);
-	u32 tags = avx2_tags8(tl);
+	v8si ta, tb, m1, m2, m3, a, b;
+	unsigned int l = kc.lim8 ? inc_enc16_bytes(ip, kc, op, c, count) : 0;
+	u32 tags;
 
+	if (likely(l))
+		return l;
+	a = avx2_inc_enc_lanes(avx2_load8(ip), kc.eb, kc.t16, &ta, &m1, &m2,
+			       &m3);
 	avx2_count(c, m1, m2, m3, count);
+	b = avx2_inc_enc_lanes(avx2_load8(ip + 32), kc.eb, kc.t16, &tb, &m1,
+			       &m2, &m3);
+	avx2_count(c, m1, m2, m3, count);
+	tags = avx2_tags16(ta, tb);
 	put_unaligned_le16(tags, op);
-	return 2 + avx2_pack_tab(op + 2, v, tags, incnn_simd_enc_shuf_hi);
+	l = 2 + avx2_pack_tab(op + 2, a, tags, incnn_simd_enc_shuf_hi);
+	put_unaligned_le16(tags >> 16, op + l);
+	return l + 2 + avx2_pack_tab(op + l + 2, b, tags >> 16,
+				     incnn_simd_enc_shuf_hi);
 }
 
 /*
@@ -102,38 +117,27 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 	struct avx2_counts c = { 0 };
 	size_t i = 0, pos = 0;
 
-	for (; n - i >= 2 * GROUP && cap - pos >= 2 * GROUP_ROOM; i += 16) {
-		v8si ta, tb, m1, m2, m3;
-		v8si a, b;
-		unsigned int l = kc.lim8 ?
-			inc_enc16_bytes(in + 4 * i, kc, out + pos, &c, count) :
-			0;
-		u32 tags;
-
-		if (likely(l)) {
-			pos += l;
-			continue;
-		}
-		a = avx2_inc_enc_lanes(avx2_load8(in + 4 * i), kc.eb, kc.t16,
-				       &ta, &m1, &m2, &m3);
-		avx2_count(&c, m1, m2, m3, count);
-		b = avx2_inc_enc_lanes(avx2_load8(in + 4 * i + 32), kc.eb,
-				       kc.t16, &tb, &m1, &m2, &m3);
-		avx2_count(&c, m1, m2, m3, count);
-		tags = avx2_tags16(ta, tb);
-		put_unaligned_le16(tags, out + pos);
-		pos += 2 + avx2_pack_tab(out + pos + 2, a, tags,
-					 incnn_simd_enc_shuf_hi);
-		put_unaligned_le16(tags >> 16, out + pos);
-		pos += 2 + avx2_pack_tab(out + pos + 2, b, tags >> 16,
-					 incnn_simd_enc_shuf_hi);
+	/* two steps at a time while there is room for both */
+	for (; n - i >= 4 * GROUP && cap - pos >= 4 * GROUP_ROOM; i += 32) {
+		pos += inc_enc16(in + 4 * i, kc, out + pos, &c, count);
+		pos += inc_enc16(in + 4 * i + 64, kc, out + pos, &c, count);
 	}
-	/* the last 1..15 values */
-	while (i < n && cap - pos >= GROUP_ROOM) {
-		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
+	for (; n - i >= 2 * GROUP && cap - pos >= 2 * GROUP_ROOM; i += 16)
+		pos += inc_enc16(in + 4 * i, kc, out + pos, &c, count);
+	/*
+	 * the last 1..15 values, zero-padded: zeros have tag 00 and no
+	 * payload, as the unused tags of a last group; of one group (<= 8
+	 * values), not the empty second one's tag word
+	 */
+	if (i < n && cap - pos >= 2 * GROUP_ROOM) {
+		u8 buf[4 * 2 * GROUP];
+		unsigned int l;
 
-		pos += inc_enc8(in + 4 * i, cnt, kc, out + pos, &c, count);
-		i += cnt;
+		avx2_zero(buf, sizeof(buf) / 32);
+		memcpy(buf, in + 4 * i, 4 * (n - i));
+		l = inc_enc16(buf, kc, out + pos, &c, count);
+		pos += n - i > GROUP ? l : l - 2;
+		i = n;
 	}
 	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3, c.c1);
 }
