@@ -27,18 +27,17 @@ struct inc_enc_c {
 };
 
 /*
- * Encode 16 values (two groups) from @ip at @op (2 * GROUP_ROOM bytes of
+ * Encode 16 values (two groups) @xa, @xb at @op (2 * GROUP_ROOM bytes of
  * room) if all have tags 00/01 (a payload byte s, floor(|x| * 2^7), or
  * none): the tag words and the bytes packed by the byte kernel. Returns
  * the two groups' length, 0 if a value has tag 10 or 11.
  */
-static __always_inline unsigned int inc_enc16_bytes(const u8 *ip,
+static __always_inline unsigned int inc_enc16_bytes(v8si xa, v8si xb,
 						    struct inc_enc_c kc,
 						    u8 *op,
 						    struct avx2_counts *c,
 						    bool count)
 {
-	v8si xa = avx2_load8(ip), xb = avx2_load8(ip + 32);
 	v8si axa = xa & 0x7fffffff, axb = xb & 0x7fffffff;
 	const v8sf s7 = avx2_pow2(7);
 	v8si ya = __builtin_ia32_cvttps2dq256((v8sf)axa * s7);
@@ -66,26 +65,25 @@ static __always_inline unsigned int inc_enc16_bytes(const u8 *ip,
 }
 
 /*
- * Encode 16 values (two groups) from @ip at @op (2 * GROUP_ROOM bytes of
- * room): the byte kernel where it applies, else the classes of each
+ * Encode 16 values (two groups) @xa, @xb (inc_enc16(): from @ip) at @op
+ * (2 * GROUP_ROOM bytes of room): the byte kernel where it applies, else the classes of each
  * vector and pshufb on each tag byte. Returns the two groups' length.
  */
-static __always_inline unsigned int inc_enc16(const u8 *ip,
-					      struct inc_enc_c kc, u8 *op,
-					      struct avx2_counts *c,
-					      bool count)
+static __always_inline unsigned int inc_enc16_v(v8si xa, v8si xb,
+						struct inc_enc_c kc, u8 *op,
+						struct avx2_counts *c,
+						bool count)
 {
 	v8si ta, tb, m1, m2, m3, a, b;
-	unsigned int l = kc.lim8 ? inc_enc16_bytes(ip, kc, op, c, count) : 0;
+	unsigned int l = kc.lim8 ? inc_enc16_bytes(xa, xb, kc, op, c, count) :
+			 0;
 	u32 tags;
 
 	if (likely(l))
 		return l;
-	a = avx2_inc_enc_lanes(avx2_load8(ip), kc.eb, kc.t16, &ta, &m1, &m2,
-			       &m3);
+	a = avx2_inc_enc_lanes(xa, kc.eb, kc.t16, &ta, &m1, &m2, &m3);
 	avx2_count(c, m1, m2, m3, count);
-	b = avx2_inc_enc_lanes(avx2_load8(ip + 32), kc.eb, kc.t16, &tb, &m1,
-			       &m2, &m3);
+	b = avx2_inc_enc_lanes(xb, kc.eb, kc.t16, &tb, &m1, &m2, &m3);
 	avx2_count(c, m1, m2, m3, count);
 	tags = avx2_tags16(ta, tb);
 	put_unaligned_le16(tags, op);
@@ -93,6 +91,15 @@ static __always_inline unsigned int inc_enc16(const u8 *ip,
 	put_unaligned_le16(tags >> 16, op + l);
 	return l + 2 + avx2_pack_tab(op + l + 2, b, tags >> 16,
 				     incnn_simd_enc_shuf_hi);
+}
+
+static __always_inline unsigned int inc_enc16(const u8 *ip,
+					      struct inc_enc_c kc, u8 *op,
+					      struct avx2_counts *c,
+					      bool count)
+{
+	return inc_enc16_v(avx2_load8(ip), avx2_load8(ip + 32), kc, op, c,
+			   count);
 }
 
 /*
@@ -130,13 +137,12 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 	 * values), not the empty second one's tag word
 	 */
 	if (i < n && cap - pos >= 2 * GROUP_ROOM) {
-		u8 buf[4 * 2 * GROUP];
-		unsigned int l;
+		unsigned int r = n - i, ra = r < GROUP ? r : GROUP, l;
 
-		avx2_zero(buf, sizeof(buf) / 32);
-		memcpy(buf, in + 4 * i, 4 * (n - i));
-		l = inc_enc16(buf, kc, out + pos, &c, count);
-		pos += n - i > GROUP ? l : l - 2;
+		l = inc_enc16_v(avx2_load_part(in + 4 * i, ra),
+				avx2_load_part(in + 4 * i + 32, r - ra), kc,
+				out + pos, &c, count);
+		pos += r > GROUP ? l : l - 2;
 		i = n;
 	}
 	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3, c.c1);
