@@ -200,6 +200,8 @@ static __always_inline void zebq_enc_pairs(struct zebq_one *z, const u8 *ip,
 static __always_inline u32 zebq_enc_block(struct zebq_one *z, const u8 *ip,
 					  bool dense, bool count)
 {
+	const v8hi zero = { 0 };
+	v8hi nz;
 	u8 t[16];
 	u32 f;
 	int j;
@@ -215,8 +217,8 @@ static __always_inline u32 zebq_enc_block(struct zebq_one *z, const u8 *ip,
 		z->pos += ebq_enc16(ip + 64 * j, ip + 64 * j + 32, z->scale,
 				    t + 4 * j, z->out + z->pos, &z->c, count);
 	/* a bit per tag word != 0 */
-	f = __builtin_ia32_pmovmskb128(__builtin_ia32_packsswb128(
-		(v8hi)avx2_load16(t) != 0, (v8hi){ 0 }));
+	nz = (v8hi)avx2_load16(t) != 0;
+	f = __builtin_ia32_pmovmskb128(__builtin_ia32_packsswb128(nz, zero));
 	if (f == 0xff) {
 		avx2_store16(z->out + z->tp, avx2_load16(t));
 		z->tp += 16;
@@ -292,6 +294,7 @@ ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 {
 	struct incnn_enc_pos at = { 0 };
 	size_t n = len / 4, nf = (n + 8 * GROUP - 1) / (8 * GROUP), pos;
+	v8si lim;
 	int err;
 
 	if (len % 4)
@@ -303,9 +306,9 @@ ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 	 * pass; else the flags first, the unflagged groups skipped
 	 */
 	pos = nf + 2 * ((n + GROUP - 1) / GROUP);
+	lim = avx2_set1(INCNN_ZEBQ_NZ_EXP(k) - 1);
 	if (n >= 64 && cap - nf >= pos - nf + 4 * WIDE_ROOM &&
-	    __builtin_popcount(zebq_flag_byte(in, avx2_set1(
-		    INCNN_ZEBQ_NZ_EXP(k) - 1))) >= 5) {
+	    __builtin_popcount(zebq_flag_byte(in, lim)) >= 5) {
 		if (hist)
 			return zebq_enc_one(k, in, len, out, cap, pos, hist,
 					    true);
@@ -329,9 +332,25 @@ ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
  */
 static void zebq_dec_zeros(const u8 *flags, size_t end, u8 *out)
 {
-	size_t b;
+	size_t b, j;
 
-	for (b = 0; 8 * b < end; b++) {
+	/*
+	 * 64 groups at a time (dense data: a few bits of ~flags, one loop
+	 * per word rather than a branch per flag byte)
+	 */
+	for (b = 0; 8 * b + 64 <= end; b += 8) {
+		u64 z = ~avx2_get64(flags + b);
+
+		if (z == ~0ull) {
+			for (j = 0; j < 8; j++)
+				avx2_zero(out + 4 * GROUP * 8 * (b + j), 8);
+			continue;
+		}
+		for (; z; z &= z - 1)
+			avx2_store8(out + 4 * GROUP * (8 * b + __builtin_ctzll(z)),
+				    avx2_set1(0));
+	}
+	for (; 8 * b < end; b++) {
 		u32 z = ~flags[b] & (end - 8 * b >= 8 ? 0xff :
 				     (1u << (end - 8 * b)) - 1);
 
