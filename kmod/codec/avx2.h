@@ -466,18 +466,16 @@ static __always_inline void avx2_count(struct avx2_counts *c, v8si m1,
 }
 
 /*
- * @cnt (1..8) values at @p as 8 lanes, zero-padded: zeros are tag 00 in
- * both codecs (no payload, tag bits 0, not counted as sent).
+ * @cnt (0..8) values at @p as 8 lanes, zero-padded: zeros are tag 00 in
+ * both codecs (no payload, tag bits 0, not counted as sent). One masked
+ * load (vpmaskmovd): the lanes past @cnt are not read, nor can they
+ * fault.
  */
 static __always_inline v8si avx2_load_part(const u8 *p, unsigned int cnt)
 {
-	u8 buf[32];
+	v8si m = avx2_set1(cnt) > (v8si){ 0, 1, 2, 3, 4, 5, 6, 7 };
 
-	if (cnt == 8)
-		return avx2_load8(p);
-	memset(buf, 0, sizeof(buf));
-	memcpy(buf, p, 4 * cnt);
-	return avx2_load8(buf);
+	return __builtin_ia32_maskloadd256((const v8si *)p, m);
 }
 
 /*

@@ -49,13 +49,13 @@ static __always_inline void ebq_enc_steps(u8 k, const u8 *in, size_t n,
 	i = (ip - in) / 4;
 	/* the last 1..15 values, zero-padded (tag 00, no payload) */
 	if (i < n && cap - pos >= WIDE_ROOM) {
-		u8 buf[4 * WIDE], tags[4];
+		unsigned int r = n - i, ra = r < STEP ? r : STEP;
+		u8 tags[4];
 
-		avx2_zero(buf, sizeof(buf) / 32);
-		memcpy(buf, in + 4 * i, 4 * (n - i));
-		pos += ebq_enc16(buf, buf + 32, scale, tags, out + pos, &c,
-				 count);
-		memcpy(out + i / 4, tags, (n - i + 3) / 4);
+		pos += ebq_enc16_v(avx2_load_part(in + 4 * i, ra),
+				   avx2_load_part(in + 4 * i + 32, r - ra),
+				   scale, tags, out + pos, &c, count);
+		memcpy(out + i / 4, tags, (r + 3) / 4);
 		i = n;
 	}
 	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3, c.c1);

@@ -21,16 +21,16 @@
 #define TAGS_WIDE	0xaaaaaaaau
 
 /*
- * Encode 16 values, 8 at @pa and 8 at @pb: their tag word (4 bytes) at
+ * Encode 16 values, 8 in @xa and 8 in @xb (ebq_enc16(): 8 at @pa and 8
+ * at @pb): their tag word (4 bytes) at
  * @tp, their payload at @op (WIDE_ROOM bytes of room). Returns the payload
  * bytes; counts the classes only if @count (a constant after inlining).
  */
-static __always_inline unsigned int ebq_enc16(const u8 *pa, const u8 *pb,
-					      v8sf scale, u8 *tp, u8 *op,
-					      struct avx2_counts *c,
-					      bool count)
+static __always_inline unsigned int ebq_enc16_v(v8si xa, v8si xb,
+						v8sf scale, u8 *tp, u8 *op,
+						struct avx2_counts *c,
+						bool count)
 {
-	v8si xa = avx2_load8(pa), xb = avx2_load8(pb);
 	v8si qa = avx2_ebq_q(xa, scale), qb = avx2_ebq_q(xb, scale);
 	v8si ta, tb, m1, m2, m3, a, b;
 	unsigned int l;
@@ -59,6 +59,15 @@ static __always_inline unsigned int ebq_enc16(const u8 *pa, const u8 *pb,
 	put_unaligned_le32(tags, tp);
 	l = avx2_pack_tab(op, a, tags, incnn_simd_enc_shuf);
 	return l + avx2_pack_tab(op + l, b, tags >> 16, incnn_simd_enc_shuf);
+}
+
+static __always_inline unsigned int ebq_enc16(const u8 *pa, const u8 *pb,
+					      v8sf scale, u8 *tp, u8 *op,
+					      struct avx2_counts *c,
+					      bool count)
+{
+	return ebq_enc16_v(avx2_load8(pa), avx2_load8(pb), scale, tp, op, c,
+			   count);
 }
 
 /* Decode 8 values of tag word @tags from @ip (STEP_ROOM readable). */

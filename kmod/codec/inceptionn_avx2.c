@@ -27,18 +27,17 @@ struct inc_enc_c {
 };
 
 /*
- * Encode 16 values (two groups) from @ip at @op (2 * GROUP_ROOM bytes of
+ * Encode 16 values (two groups) @xa, @xb at @op (2 * GROUP_ROOM bytes of
  * room) if all have tags 00/01 (a payload byte s, floor(|x| * 2^7), or
  * none): the tag words and the bytes packed by the byte kernel. Returns
  * the two groups' length, 0 if a value has tag 10 or 11.
  */
-static __always_inline unsigned int inc_enc16_bytes(const u8 *ip,
+static __always_inline unsigned int inc_enc16_bytes(v8si xa, v8si xb,
 						    struct inc_enc_c kc,
 						    u8 *op,
 						    struct avx2_counts *c,
 						    bool count)
 {
-	v8si xa = avx2_load8(ip), xb = avx2_load8(ip + 32);
 	v8si axa = xa & 0x7fffffff, axb = xb & 0x7fffffff;
 	const v8sf s7 = avx2_pow2(7);
 	v8si ya = __builtin_ia32_cvttps2dq256((v8sf)axa * s7);
@@ -65,19 +64,42 @@ static __always_inline unsigned int inc_enc16_bytes(const u8 *ip,
 	return 4 + __builtin_popcount(keep);
 }
 
-/* Encode @cnt (1..8) values from @ip as one group at @op; its length. */
-static __always_inline unsigned int inc_enc8(const u8 *ip, unsigned int cnt,
-					     struct inc_enc_c k, u8 *op,
-					     struct avx2_counts *c, bool count)
+/*
+ * Encode 16 values (two groups) @xa, @xb (inc_enc16(): from @ip) at @op
+ * (2 * GROUP_ROOM bytes of room): the byte kernel where it applies, else the classes of each
+ * vector and pshufb on each tag byte. Returns the two groups' length.
+ */
+static __always_inline unsigned int inc_enc16_v(v8si xa, v8si xb,
+						struct inc_enc_c kc, u8 *op,
+						struct avx2_counts *c,
+						bool count)
 {
-	v8si tl, m1, m2, m3;
-	v8si v = avx2_inc_enc_lanes(avx2_load_part(ip, cnt), k.eb, k.t16,
-				    &tl, &m1, &m2, &m3);
-	u32 tags = avx2_tags8(tl);
+	v8si ta, tb, m1, m2, m3, a, b;
+	unsigned int l = kc.lim8 ? inc_enc16_bytes(xa, xb, kc, op, c, count) :
+			 0;
+	u32 tags;
 
+	if (likely(l))
+		return l;
+	a = avx2_inc_enc_lanes(xa, kc.eb, kc.t16, &ta, &m1, &m2, &m3);
 	avx2_count(c, m1, m2, m3, count);
+	b = avx2_inc_enc_lanes(xb, kc.eb, kc.t16, &tb, &m1, &m2, &m3);
+	avx2_count(c, m1, m2, m3, count);
+	tags = avx2_tags16(ta, tb);
 	put_unaligned_le16(tags, op);
-	return 2 + avx2_pack_tab(op + 2, v, tags, incnn_simd_enc_shuf_hi);
+	l = 2 + avx2_pack_tab(op + 2, a, tags, incnn_simd_enc_shuf_hi);
+	put_unaligned_le16(tags >> 16, op + l);
+	return l + 2 + avx2_pack_tab(op + l + 2, b, tags >> 16,
+				     incnn_simd_enc_shuf_hi);
+}
+
+static __always_inline unsigned int inc_enc16(const u8 *ip,
+					      struct inc_enc_c kc, u8 *op,
+					      struct avx2_counts *c,
+					      bool count)
+{
+	return inc_enc16_v(avx2_load8(ip), avx2_load8(ip + 32), kc, op, c,
+			   count);
 }
 
 /*
@@ -102,38 +124,26 @@ static __always_inline void inc_enc_groups(u8 k, const u8 *in, size_t n,
 	struct avx2_counts c = { 0 };
 	size_t i = 0, pos = 0;
 
-	for (; n - i >= 2 * GROUP && cap - pos >= 2 * GROUP_ROOM; i += 16) {
-		v8si ta, tb, m1, m2, m3;
-		v8si a, b;
-		unsigned int l = kc.lim8 ?
-			inc_enc16_bytes(in + 4 * i, kc, out + pos, &c, count) :
-			0;
-		u32 tags;
-
-		if (likely(l)) {
-			pos += l;
-			continue;
-		}
-		a = avx2_inc_enc_lanes(avx2_load8(in + 4 * i), kc.eb, kc.t16,
-				       &ta, &m1, &m2, &m3);
-		avx2_count(&c, m1, m2, m3, count);
-		b = avx2_inc_enc_lanes(avx2_load8(in + 4 * i + 32), kc.eb,
-				       kc.t16, &tb, &m1, &m2, &m3);
-		avx2_count(&c, m1, m2, m3, count);
-		tags = avx2_tags16(ta, tb);
-		put_unaligned_le16(tags, out + pos);
-		pos += 2 + avx2_pack_tab(out + pos + 2, a, tags,
-					 incnn_simd_enc_shuf_hi);
-		put_unaligned_le16(tags >> 16, out + pos);
-		pos += 2 + avx2_pack_tab(out + pos + 2, b, tags >> 16,
-					 incnn_simd_enc_shuf_hi);
+	/* two steps at a time while there is room for both */
+	for (; n - i >= 4 * GROUP && cap - pos >= 4 * GROUP_ROOM; i += 32) {
+		pos += inc_enc16(in + 4 * i, kc, out + pos, &c, count);
+		pos += inc_enc16(in + 4 * i + 64, kc, out + pos, &c, count);
 	}
-	/* the last 1..15 values */
-	while (i < n && cap - pos >= GROUP_ROOM) {
-		unsigned int cnt = n - i < GROUP ? n - i : GROUP;
+	for (; n - i >= 2 * GROUP && cap - pos >= 2 * GROUP_ROOM; i += 16)
+		pos += inc_enc16(in + 4 * i, kc, out + pos, &c, count);
+	/*
+	 * the last 1..15 values, zero-padded: zeros have tag 00 and no
+	 * payload, as the unused tags of a last group; of one group (<= 8
+	 * values), not the empty second one's tag word
+	 */
+	if (i < n && cap - pos >= 2 * GROUP_ROOM) {
+		unsigned int r = n - i, ra = r < GROUP ? r : GROUP, l;
 
-		pos += inc_enc8(in + 4 * i, cnt, kc, out + pos, &c, count);
-		i += cnt;
+		l = inc_enc16_v(avx2_load_part(in + 4 * i, ra),
+				avx2_load_part(in + 4 * i + 32, r - ra), kc,
+				out + pos, &c, count);
+		pos += r > GROUP ? l : l - 2;
+		i = n;
 	}
 	avx2_enc_stop(at, i, pos, count, c.n1, c.n2, c.n3, c.c1);
 }
@@ -216,8 +226,18 @@ int incnn_inc_decode_avx2(u8 __always_unused k, const u8 *in, size_t len,
 
 		/* two groups of tags 00/01: the byte kernel, 2^-7 */
 		if (likely(!(tags & 0xaaaa)) && n - i >= 2 * GROUP) {
+			/*
+			 * the second tag word: bytes 2 + la, 3 + la; out of a
+			 * register loaded before la is known (la <= 6, nearly
+			 * always) rather than by a load that waits for la
+			 */
+			u64 w = avx2_get64(in + pos + 2);
+
 			la = __builtin_popcount(tags);
-			tb = get_unaligned_le16(in + pos + 2 + la);
+			if (likely(la <= 6))
+				tb = (w >> (8 * la)) & 0xffff;
+			else
+				tb = get_unaligned_le16(in + pos + 2 + la);
 			if (likely(!(tb & 0xaaaa))) {
 				v8si a, b;
 

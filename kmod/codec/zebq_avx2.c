@@ -16,6 +16,8 @@
 
 #define GROUP		8
 
+typedef short v8hi __attribute__((vector_size(8 * sizeof(u16))));
+
 /* eight zero values: the partner of a lone flagged group */
 static const u8 zebq_zeros[4 * GROUP];
 
@@ -144,18 +146,174 @@ stop:
 	avx2_enc_stop(at, GROUP * g, pos, count, c.n1, c.n2, c.n3, c.c1);
 }
 
+/*
+ * The one-pass encoder (zebq_enc_one()): the payload goes to a reserve
+ * after the largest tag area, the tags and flags in place, block by
+ * block (64 values, a flag byte); at the end the payload moves down to
+ * the tags' end. Its state:
+ */
+struct zebq_one {
+	v8sf scale;
+	v8si lim;	/* the exponent field threshold, minus 1 */
+	u8 *out;
+	size_t pos;	/* payload end */
+	size_t tp;	/* tag area end */
+	struct avx2_counts c;
+};
+
+/*
+ * The groups of a block with flags @f (not 0xff) in pairs of neighbours,
+ * a pair of unflagged ones skipped; the tags of the flagged ones only.
+ */
+static __always_inline void zebq_enc_pairs(struct zebq_one *z, const u8 *ip,
+					   u32 f, bool count)
+{
+	int j;
+
+	for (j = 0; j < 4; j++, f >>= 2, ip += 8 * GROUP) {
+		u32 fl = f & 3, tags;
+		u8 t[4];
+
+		if (!fl)
+			continue;
+		z->pos += ebq_enc16(ip, ip + 4 * GROUP, z->scale, t,
+				    z->out + z->pos, &z->c, count);
+		tags = get_unaligned_le32(t);
+		if (fl == 3) {
+			put_unaligned_le32(tags, z->out + z->tp);
+			z->tp += 4;
+		} else {
+			put_unaligned_le16(fl == 1 ? tags : tags >> 16,
+					   z->out + z->tp);
+			z->tp += 2;
+		}
+	}
+}
+
+/*
+ * A block of 64 values at @ip; @dense: the block before had eight
+ * flagged groups, so encode first and find the flags from the tags
+ * (an unflagged group has tags 0 and no payload: only its tags go),
+ * else find the flags first and skip unflagged pairs. Returns the flag
+ * byte.
+ */
+static __always_inline u32 zebq_enc_block(struct zebq_one *z, const u8 *ip,
+					  bool dense, bool count)
+{
+	const v8hi zero = { 0 };
+	v8hi nz;
+	u8 t[16];
+	u32 f;
+	int j;
+
+	if (!dense) {
+		f = zebq_flag_byte(ip, z->lim);
+		if (f != 0xff) {
+			zebq_enc_pairs(z, ip, f, count);
+			return f;
+		}
+	}
+	for (j = 0; j < 4; j++)
+		z->pos += ebq_enc16(ip + 64 * j, ip + 64 * j + 32, z->scale,
+				    t + 4 * j, z->out + z->pos, &z->c, count);
+	/* a bit per tag word != 0 */
+	nz = (v8hi)avx2_load16(t) != 0;
+	f = __builtin_ia32_pmovmskb128(__builtin_ia32_packsswb128(nz, zero));
+	if (f == 0xff) {
+		avx2_store16(z->out + z->tp, avx2_load16(t));
+		z->tp += 16;
+		return f;
+	}
+	for (j = 0; j < 8; j++)
+		if (f >> j & 1) {
+			memcpy(z->out + z->tp, t + 2 * j, 2);
+			z->tp += 2;
+		}
+	return f;
+}
+
+/*
+ * One pass, when the output has room for the reserve (@pos: nf + 2 *
+ * groups, the largest tag area) and the SIMD stores. Blocks while there
+ * is room, the last values from a zero-padded block (unused flags and
+ * tags zero, as zeros give; a last group of 1..4 values has one tag
+ * byte); then the payload moves to the tags' end, and the scalar code
+ * finishes from there (the flags of the groups left first).
+ */
+static __always_inline ssize_t zebq_enc_one(u8 k, const u8 *in, size_t len,
+					    u8 *out, size_t cap, size_t pos,
+					    struct incnn_hist *hist,
+					    bool count)
+{
+	size_t n = len / 4, nb = n / 64, b, p0 = pos, at_tags;
+	size_t ng = (n + GROUP - 1) / GROUP, nf = (ng + 7) / 8;
+	struct zebq_one z = {
+		.scale = avx2_pow2(k - 1),
+		.lim = avx2_set1(INCNN_ZEBQ_NZ_EXP(k) - 1),
+		.out = out, .pos = pos, .tp = nf,
+	};
+	struct incnn_enc_pos at = { 0 };
+	bool dense = false;
+	int err;
+
+	for (b = 0; b < nb && cap - z.pos >= 4 * WIDE_ROOM; b++) {
+		u32 f = zebq_enc_block(&z, in + 256 * b, dense, count);
+
+		out[b] = f;
+		dense = f == 0xff;
+	}
+	if (b == nb && n % 64 && cap - z.pos >= 4 * WIDE_ROOM) {
+		u8 buf[256];
+
+		avx2_zero(buf, sizeof(buf) / 32);
+		memcpy(buf, in + 256 * b, 4 * (n % 64));
+		out[b] = zebq_enc_block(&z, buf, false, count);
+		if (n % GROUP && n % GROUP <= 4 &&
+		    (out[(ng - 1) / 8] >> ((ng - 1) % 8) & 1))
+			z.tp--;
+		b++;
+	}
+	at_tags = z.tp;
+	if (8 * b < ng) {
+		/* the flags of the groups left, the whole tag area */
+		err = incnn_zebq_start(k, in, len, out, cap, 8 * b, &at_tags);
+		if (err)
+			return err;
+	}
+	memmove(out + at_tags, out + p0, z.pos - p0);
+	avx2_enc_stop(&at, 64 * b < n ? 64 * b : n, at_tags + (z.pos - p0),
+		      count, z.c.n1, z.c.n2, z.c.n3, z.c.c1);
+	/* a group boundary for the scalar code: past a partial last group */
+	at.i = 64 * b < n ? 64 * b : GROUP * ng;
+	return incnn_zebq_encode_rest(k, in, len, out, cap, &at, hist);
+}
+
 ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
 			       size_t cap, void __always_unused *scratch,
 			       struct incnn_hist *hist)
 {
 	struct incnn_enc_pos at = { 0 };
 	size_t n = len / 4, nf = (n + 8 * GROUP - 1) / (8 * GROUP), pos;
+	v8si lim;
 	int err;
 
 	if (len % 4)
 		return -EINVAL;
 	if (nf > cap)
 		return -ENOSPC;
+	/*
+	 * dense data (a first block of five or more flagged groups): one
+	 * pass; else the flags first, the unflagged groups skipped
+	 */
+	pos = nf + 2 * ((n + GROUP - 1) / GROUP);
+	lim = avx2_set1(INCNN_ZEBQ_NZ_EXP(k) - 1);
+	if (n >= 64 && cap - nf >= pos - nf + 4 * WIDE_ROOM &&
+	    __builtin_popcount(zebq_flag_byte(in, lim)) >= 5) {
+		if (hist)
+			return zebq_enc_one(k, in, len, out, cap, pos, hist,
+					    true);
+		return zebq_enc_one(k, in, len, out, cap, pos, NULL, false);
+	}
 	err = incnn_zebq_start(k, in, len, out, cap,
 			       zebq_flags_avx2(k, in, n, out), &pos);
 	if (err)
@@ -174,9 +332,25 @@ ssize_t incnn_zebq_encode_avx2(u8 k, const u8 *in, size_t len, u8 *out,
  */
 static void zebq_dec_zeros(const u8 *flags, size_t end, u8 *out)
 {
-	size_t b;
+	size_t b, j;
 
-	for (b = 0; 8 * b < end; b++) {
+	/*
+	 * 64 groups at a time (dense data: a few bits of ~flags, one loop
+	 * per word rather than a branch per flag byte)
+	 */
+	for (b = 0; 8 * b + 64 <= end; b += 8) {
+		u64 z = ~avx2_get64(flags + b);
+
+		if (z == ~0ull) {
+			for (j = 0; j < 8; j++)
+				avx2_zero(out + 4 * GROUP * 8 * (b + j), 8);
+			continue;
+		}
+		for (; z; z &= z - 1)
+			avx2_store8(out + 4 * GROUP * (8 * b + __builtin_ctzll(z)),
+				    avx2_set1(0));
+	}
+	for (; 8 * b < end; b++) {
 		u32 z = ~flags[b] & (end - 8 * b >= 8 ? 0xff :
 				     (1u << (end - 8 * b)) - 1);
 

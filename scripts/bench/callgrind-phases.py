@@ -42,7 +42,8 @@ FUNC = {
     "rebuild": "avx2_sx8 avx2_dec_lanes avx2_store8 avx2_blendv avx2_pow2",
     "flags": """zebq_flag_byte zebq_flags_avx2 zebq_tags_nz zebq_dec_zeros
         zebq_whole incnn_zebq_start incnn_zebq_tag_bytes zebq_popcount
-        hweight32 hweight8 zebq_tag_at incnn_zebq_decode_check""",
+        hweight32 hweight8 zebq_tag_at incnn_zebq_decode_check
+        zebq_enc_block zebq_enc_pairs""",
 }
 PHASE_OF = {f: p for p, fs in FUNC.items() for f in fs.split()}
 SCALAR_FILES = ("ebq.c", "zebq.c", "inceptionn.c", "ebq_value.h", "fp32.h")
