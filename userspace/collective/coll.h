@@ -348,6 +348,11 @@ COLL_HIDDEN int incnn_coll_codec_check(unsigned int codec_id,
 COLL_HIDDEN int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
 				  unsigned int param);
 COLL_HIDDEN void incnn_coll_q_free(struct coll_q *q);
+/*
+ * Floats per encode and decode of a codec without a quantise op: what
+ * one 64 KiB frame would carry at most.
+ */
+#define COLL_Q_PIECE	16384
 /* x = decode(encode(x)) in place. 0 or -errno (never for valid input). */
 COLL_HIDDEN int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n);
 /* Why incnn_coll_codec_check() refused: a one-line message into @buf. */

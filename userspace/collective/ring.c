@@ -72,6 +72,7 @@ struct ring_run {
 	size_t sbytes, rbytes;	/* of it */
 	size_t rdone;		/* floats of segment rs reduced (or in place) */
 	size_t q0;		/* floats of our own block prepared */
+	size_t qblock;		/* floats per block of a keyed call's Q */
 	float div;		/* divide our input by this first (0: don't) */
 	bool q_own;		/* quantise our own block before sending it */
 	bool q_all;		/* quantise every partial sum ourselves (EF) */
@@ -127,12 +128,14 @@ static void ring_div_add(float *x, const float *y, size_t n,
 /*
  * A keyed call's contribution (bucket.c): x[i] = ((x[i] / d + r[i]) * s)
  * + y[i], each step in this order and only where asked (d 0, r NULL,
- * s 1, y NULL: skipped), every operation one IEEE fp32 rounding.
+ * s 1, y NULL: skipped), every operation one IEEE fp32 rounding; the
+ * result also into save[i] unless @save is NULL (it may be @r: EF keeps
+ * the value before Q where it read the residual).
  */
 COLL_SIMD_CLONES("avx")
 static void ring_contrib(float *x, const float *r,
 			 const float *y, size_t n, float d,
-			 float s)
+			 float s, float *save)
 {
 	const ring_f8 dv = { d, d, d, d, d, d, d, d };
 	const ring_f8 sv = { s, s, s, s, s, s, s, s };
@@ -154,6 +157,8 @@ static void ring_contrib(float *x, const float *r,
 			v = v + w;
 		}
 		memcpy(x + i, &v, sizeof(v));
+		if (save)
+			memcpy(save + i, &v, sizeof(v));
 	}
 	for (; i < n; i++) {
 		float a = x[i];
@@ -167,6 +172,8 @@ static void ring_contrib(float *x, const float *r,
 		if (y)
 			a = a + y[i];
 		x[i] = a;
+		if (save)
+			save[i] = a;
 	}
 }
 
@@ -232,8 +239,8 @@ static void ring_resid(float *r, const float *x, size_t n,
 
 /*
  * Quantise a keyed call's values in place, with their residuals (EF: r
- * becomes (a - Q(a)) * inv, a the value before) and the counts of
- * nonzero values and of those Q made zero.
+ * holds a, the values before Q, and becomes (a - Q(a)) * inv) and the
+ * counts of nonzero values and of those Q made zero.
  */
 static int ring_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
 			    float *x, float *r, size_t n, float inv)
@@ -241,9 +248,7 @@ static int ring_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
 	uint64_t z0 = 0;
 	int ret;
 
-	if (r)
-		memcpy(r, x, n * sizeof(float));
-	else
+	if (!r)
 		z0 = ring_zeros(x, n);
 	ret = incnn_coll_quantise(c, x, n);
 	if (ret)
@@ -277,27 +282,31 @@ static size_t ring_bk_seg(const struct coll_bkrun *bk, size_t off)
 /*
  * A keyed call's transform of the values x[0..n) that start at @off of
  * the bucket (y: the received partial sums, or NULL), quantised when @q:
- * each segment the range crosses with its own 2^e (bucket.c).
+ * each segment the range crosses with its own 2^e (bucket.c). Quantised,
+ * in blocks of rr->qblock values: the contribution, Q and the residuals
+ * of a block while it is in L1 (Q is value by value: the blocks change
+ * no bit).
  */
 static int ring_bk_apply(struct ring_run *rr, float *x, const float *y,
 			 size_t off, size_t n, bool q)
 {
 	struct coll_bkrun *bk = rr->bk;
-	size_t k = ring_bk_seg(bk, off);
+	size_t k = ring_bk_seg(bk, off), blk = q ? rr->qblock : n;
 	int ret = 0;
 
 	while (n && !ret) {
-		const struct coll_bkseg *sg = &bk->seg[k++];
-		size_t m = coll_min(n, sg->end - off);
+		const struct coll_bkseg *sg = &bk->seg[k];
+		size_t m = coll_min(coll_min(n, sg->end - off), blk);
 		float *r = bk->res ? bk->res + off : NULL;
 
-		ring_contrib(x, r, y, m, rr->div, sg->s);
+		ring_contrib(x, r, y, m, rr->div, sg->s, q ? r : NULL);
 		if (q)
 			ret = ring_quantise_bk(rr->c, bk, x, r, m, sg->inv);
 		x += m;
 		y = y ? y + m : NULL;
 		off += m;
 		n -= m;
+		k += off == sg->end;
 	}
 	return ret;
 }
@@ -463,6 +472,20 @@ static int ring_wait(struct ring_run *rr)
 	return incnn_coll_poll(rr->o, pfd, np, what);
 }
 
+/*
+ * A keyed call's Q works in blocks of this many values, in L1 with their
+ * residuals and partial sums; a codec without a quantise op (an encode
+ * and a decode per call) in its pieces of 64 KiB (rule.c).
+ */
+#define RING_QBLOCK	2048
+
+static size_t ring_qblock(const struct incnn_comm *c)
+{
+	const struct incnn_codec *q = c->codec.q.codec;
+
+	return q && !q->quantise ? COLL_Q_PIECE : RING_QBLOCK;
+}
+
 static int ring_loop(struct incnn_comm *c, float *buf, size_t n, float div,
 		     struct coll_bkrun *bk, struct coll_op *o)
 {
@@ -475,7 +498,7 @@ static int ring_loop(struct incnn_comm *c, float *buf, size_t n, float div,
 		.succ = (c->rank + 1) % c->world,
 		.pred = (c->rank + c->world - 1) % c->world,
 		.sfd = c->link.ring_send_fd, .rfd = c->link.ring_recv_fd,
-		.chunk = c->chunk,
+		.chunk = c->chunk, .qblock = ring_qblock(c),
 	};
 	int j, ret;
 
