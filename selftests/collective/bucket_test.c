@@ -348,24 +348,35 @@ static void bk_case(struct __test_metadata *_metadata,
 	}
 }
 
-/* Every lossy float codec of the table, whatever its name, in the
- * segments of @ly */
+/* One case's settings: scale, error feedback, divisor, input scale */
+struct bk_set {
+	bool scale, ef;
+	float div;
+	double in_scale;
+};
+
+static const struct bk_set bk_sets[] = {
+	{ true, false, 0, 1e-4 }, { false, true, 0, 1e-4 },
+	{ true, true, 4.0f, 1e-4 }, { true, true, 0, 3.0 },
+};
+
+/* Every lossy float codec of the table, whatever its name, with the
+ * settings @set[0..nset), in the segments of @ly[0..nset) (or *@ly) */
 static void bk_all_codecs(struct __test_metadata *_metadata,
-			  const struct bk_layout *ly)
+			  const struct bk_set *set, size_t nset,
+			  const struct bk_layout *const *ly, bool ly_each)
 {
 	int cases = 0;
 
 	for (unsigned int id = 1; id <= INCNN_CODEC_MAX; id++) {
 		const struct incnn_codec *c = incnn_codec_get(id);
-		unsigned int p;
 
 		if (!c || !c->lossy || !c->floats)
 			continue;
-		p = c->param.def;
-		bk_case(_metadata, c, p, true, false, 0, 1e-4, ly);
-		bk_case(_metadata, c, p, false, true, 0, 1e-4, ly);
-		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4, ly);
-		bk_case(_metadata, c, p, true, true, 0, 3.0, ly);
+		for (size_t i = 0; i < nset; i++)
+			bk_case(_metadata, c, c->param.def, set[i].scale,
+				set[i].ef, set[i].div, set[i].in_scale,
+				ly[ly_each ? i : 0]);
 		cases++;
 	}
 	EXPECT_LE(3, cases);
@@ -391,13 +402,17 @@ FIXTURE_TEARDOWN(bk)
 
 TEST_F_TIMEOUT(bk, replicas_every_lossy_codec, 300)
 {
-	bk_all_codecs(_metadata, &bk_whole);
+	const struct bk_layout *ly = &bk_whole;
+
+	bk_all_codecs(_metadata, bk_sets, ARRAY_SIZE(bk_sets), &ly, false);
 }
 
 /* The same with a 2^e per segment (incnn_allreduce_bucket_seg) */
 TEST_F_TIMEOUT(bk, replicas_every_lossy_codec_per_segment, 300)
 {
-	bk_all_codecs(_metadata, &bk_segs);
+	const struct bk_layout *ly = &bk_segs;
+
+	bk_all_codecs(_metadata, bk_sets, ARRAY_SIZE(bk_sets), &ly, false);
 }
 
 /*
@@ -408,23 +423,14 @@ TEST_F_TIMEOUT(bk, replicas_every_lossy_codec_per_segment, 300)
  */
 TEST_F_TIMEOUT(bk, replicas_in_q_blocks, 300)
 {
-	int cases = 0;
+	static const struct bk_set set[] = {
+		{ true, true, 3.0f, 1e-4 }, { true, true, 4.0f, 1e-4 },
+		{ true, false, 0.5f, 1e-4 },
+	};
+	const struct bk_layout *ly[] = { &bk_big_segs, &bk_big_whole,
+					 &bk_big_segs };
 
-	for (unsigned int id = 1; id <= INCNN_CODEC_MAX; id++) {
-		const struct incnn_codec *c = incnn_codec_get(id);
-		unsigned int p;
-
-		if (!c || !c->lossy || !c->floats)
-			continue;
-		p = c->param.def;
-		bk_case(_metadata, c, p, true, true, 3.0f, 1e-4, &bk_big_segs);
-		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4,
-			&bk_big_whole);
-		bk_case(_metadata, c, p, true, false, 0.5f, 1e-4,
-			&bk_big_segs);
-		cases++;
-	}
-	EXPECT_LE(3, cases);
+	bk_all_codecs(_metadata, set, ARRAY_SIZE(set), ly, true);
 }
 
 static void tweak_scale_off(struct rank_ctx *x, struct incnn_comm_config *cfg)
