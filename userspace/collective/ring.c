@@ -75,7 +75,8 @@ struct ring_run {
 	size_t q0;		/* floats of our own block prepared */
 	size_t qblock;		/* floats per block of a keyed call's Q */
 	float div;		/* divide our input by this first (0: don't) */
-	float dinv;		/* or multiply by this (ring_exact_inv()) */
+	float dinv;		/* its exact 1 / div, or 0 (ring_exact_inv()):
+				 * a keyed call multiplies by it instead */
 	bool q_own;		/* quantise our own block before sending it */
 	bool q_all;		/* quantise every partial sum ourselves (EF) */
 	struct coll_bkrun *bk;	/* a keyed call's scale and residuals */
