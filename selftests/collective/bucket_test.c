@@ -10,7 +10,8 @@
  * different magnitudes (incnn_allreduce_bucket_seg: a 2^e per segment,
  * one of them empty, one zero on every rank). Also: settings or segments
  * that differ between ranks fail every rank, a flattened bucket is
- * counted, bad arguments are refused.
+ * counted, bad arguments are refused; the same rule with the ring's Q
+ * blocks inside its chunks and values cut by sends (replicas_in_q_blocks).
  */
 #include <float.h>
 #include <limits.h>
@@ -22,11 +23,24 @@
 #define BK_CALLS	5
 #define BK_N		10007
 #define BK_SEGS		6
+#define BK_SEG_MAX	8	/* of any layout below */
 
 /* segments of BK_N values across the ring's blocks and chunks, and the
  * factor of each one's inputs (0: zero on every rank) */
 static const size_t bk_seg_len[BK_SEGS] = { 4000, 7, 1, 3000, 0, 2999 };
 static const double bk_seg_mul[BK_SEGS] = { 1, 300, 0, 1e-3, 1, 1e-6 };
+
+/*
+ * BK_BIG_N values in segments that start and end inside the ring's Q
+ * blocks (2048 values, ring.c) and chunks (BK_BIG_CHUNK bytes, not a
+ * multiple of a block), with 4 ranks' blocks of about 20000 values
+ */
+#define BK_BIG_N	80021
+#define BK_BIG_SEGS	7
+#define BK_BIG_CHUNK	40000
+static const size_t bk_big_len[BK_BIG_SEGS] = { 9000, 2047, 2049, 1, 30000, 0,
+						36924 };
+static const double bk_big_mul[BK_BIG_SEGS] = { 1, 1e3, 1e-5, 7, 1e-2, 1, 1 };
 
 struct bk_sweep {
 	unsigned int codec, param;
@@ -34,10 +48,12 @@ struct bk_sweep {
 	int calls;
 	size_t n;
 	double scale;		/* of the Laplace inputs */
-	size_t nseg;		/* 0: incnn_allreduce_bucket(), else BK_SEGS */
+	size_t nseg;		/* 0: incnn_allreduce_bucket(), else of seg_len */
+	const size_t *seg_len;	/* nseg lengths summing to n */
+	const double *seg_mul;	/* and their factors */
 	float *out[MAX_RANKS][BK_CALLS];
 	struct incnn_bucket_info info[MAX_RANKS];
-	int32_t exps[MAX_RANKS][BK_SEGS];
+	int32_t exps[MAX_RANKS][BK_SEG_MAX];
 	int nexps[MAX_RANKS];	/* incnn_comm_bucket_exps()'s return */
 	struct incnn_bucket_stats st[MAX_RANKS];
 };
@@ -48,27 +64,26 @@ static void bk_input(float *x, size_t n, int r, int t, double scale)
 	gen_input(x, n, 9000 + (uint64_t)t, r, scale);
 }
 
-/* the same, each segment times its factor when @nseg */
-static void bk_input_seg(float *x, size_t n, int r, int t, double scale,
-			 size_t nseg)
+/* the same, each segment of @s times its factor */
+static void bk_input_seg(const struct bk_sweep *s, float *x, int r, int t)
 {
 	size_t off = 0;
 
-	bk_input(x, n, r, t, scale);
-	for (size_t k = 0; k < nseg; k++) {
-		for (size_t i = off; i < off + bk_seg_len[k]; i++)
-			x[i] = (float)(x[i] * bk_seg_mul[k]);
-		off += bk_seg_len[k];
+	bk_input(x, s->n, r, t, s->scale);
+	for (size_t k = 0; k < s->nseg; k++) {
+		for (size_t i = off; i < off + s->seg_len[k]; i++)
+			x[i] = (float)(x[i] * s->seg_mul[k]);
+		off += s->seg_len[k];
 	}
 }
 
 /* The segment of value @i (the whole bucket without segments). */
-static size_t bk_seg_of(size_t nseg, size_t i)
+static size_t bk_seg_of(const struct bk_sweep *s, size_t i)
 {
-	size_t k = 0, end = nseg ? bk_seg_len[0] : SIZE_MAX;
+	size_t k = 0, end = s->nseg ? s->seg_len[0] : SIZE_MAX;
 
 	while (i >= end)
-		end += bk_seg_len[++k];
+		end += s->seg_len[++k];
 	return k;
 }
 
@@ -79,10 +94,10 @@ static void bk_fn(struct rank_ctx *x)
 	for (int t = 0; t < s->calls && !x->ret; t++) {
 		float *b = malloc(4 * s->n + 4);
 
-		bk_input_seg(b, s->n, x->rank, t, s->scale, s->nseg);
+		bk_input_seg(s, b, x->rank, t);
 		x->ret = s->nseg ?
 			 incnn_allreduce_bucket_seg(x->comm, b, s->n, 42,
-						    s->div, bk_seg_len,
+						    s->div, s->seg_len,
 						    s->nseg) :
 			 incnn_allreduce_bucket(x->comm, b, s->n, 42, s->div);
 		s->out[x->rank][t] = b;
@@ -90,7 +105,7 @@ static void bk_fn(struct rank_ctx *x)
 	if (!x->ret)
 		x->ret = incnn_comm_bucket_info(x->comm, 42, &s->info[x->rank]);
 	s->nexps[x->rank] = incnn_comm_bucket_exps(x->comm, 42,
-						   s->exps[x->rank], BK_SEGS);
+						   s->exps[x->rank], BK_SEG_MAX);
 	incnn_comm_bucket_stats(x->comm, &s->st[x->rank]);
 }
 
@@ -132,13 +147,13 @@ static bool bk_sim_agree(const struct bk_sweep *s, float **in, int N,
 			 bool scale, int *e)
 {
 	size_t ns = s->nseg ? s->nseg : 1, lo = 0;
-	long top[BK_SEGS], all = LONG_MIN;
+	long top[BK_SEG_MAX], all = LONG_MIN;
 	int lg = 0;
 
 	while ((1 << lg) < N)
 		lg++;
 	for (size_t k = 0; k < ns; k++) {
-		size_t hi = s->nseg ? lo + bk_seg_len[k] : s->n;
+		size_t hi = s->nseg ? lo + s->seg_len[k] : s->n;
 
 		top[k] = bk_top(in, N, lo, hi, s->div);
 		if (top[k] > all)
@@ -161,7 +176,7 @@ static bool bk_sim_next(const struct bk_sweep *s, const float *v, int *e)
 	bool any = false;
 
 	for (size_t k = 0; k < ns; k++) {
-		size_t hi = s->nseg ? lo + bk_seg_len[k] : s->n;
+		size_t hi = s->nseg ? lo + s->seg_len[k] : s->n;
 		float m = bk_absmax(v + lo, hi - lo);
 
 		if (m)
@@ -182,7 +197,7 @@ static void bk_sim_hop(const struct bk_sweep *s, const float *in, float *res,
 
 	for (size_t i = off; i < off + len; i++) {
 		float u = in[i], a;
-		int ei = e[bk_seg_of(s->nseg, i)];
+		int ei = e[bk_seg_of(s, i)];
 
 		if (s->div)
 			u = u / s->div;
@@ -196,7 +211,7 @@ static void bk_sim_hop(const struct bk_sweep *s, const float *in, float *res,
 	q_apply(s->codec, s->param, v + off, len);
 	for (size_t i = 0; ef && i < len; i++)
 		res[off + i] = (pre[i] - v[off + i]) *
-			       ldexpf(1, -e[bk_seg_of(s->nseg, off + i)]);
+			       ldexpf(1, -e[bk_seg_of(s, off + i)]);
 	free(pre);
 }
 
@@ -213,7 +228,7 @@ static void bk_sim(const struct bk_sweep *s, int N, bool scale, bool ef,
 	}
 	for (int t = 0; t < s->calls; t++) {
 		for (int r = 0; r < N; r++)
-			bk_input_seg(in[r], s->n, r, t, s->scale, s->nseg);
+			bk_input_seg(s, in[r], r, t);
 		if (!have)
 			have = bk_sim_agree(s, in, N, scale, e);
 		for (int b = 0; b < N; b++) {
@@ -224,7 +239,7 @@ static void bk_sim(const struct bk_sweep *s, int N, bool scale, bool ef,
 					   v, off, len, k, ef, e);
 		}
 		for (size_t i = 0; i < s->n; i++)
-			want[t][i] = v[i] * ldexpf(1, -e[bk_seg_of(s->nseg, i)]);
+			want[t][i] = v[i] * ldexpf(1, -e[bk_seg_of(s, i)]);
 		if (scale)
 			have = bk_sim_next(s, want[t], e);
 	}
@@ -246,16 +261,40 @@ static void ebq_job(struct job *j, int N, unsigned int k, int scale, int ef)
 	j->cfg.error_feedback = ef;
 }
 
+/* A bucket's values, its segments and the ring's chunk */
+struct bk_layout {
+	size_t n, nseg;		/* nseg 0: incnn_allreduce_bucket() */
+	const size_t *len;
+	const double *mul;
+	size_t chunk;		/* bytes */
+	int sockbuf;		/* bytes (0: the library's default) */
+};
+
+static const struct bk_layout bk_whole = { BK_N, 0, bk_seg_len, bk_seg_mul,
+					   4096, 0 };
+static const struct bk_layout bk_segs = { BK_N, BK_SEGS, bk_seg_len,
+					  bk_seg_mul, 4096, 0 };
+/* the ring's Q blocks inside chunks; with socket buffers so small that
+ * sends end inside a value */
+static const struct bk_layout bk_big_whole = { BK_BIG_N, 0, bk_big_len,
+					       bk_big_mul, BK_BIG_CHUNK, 0 };
+static const struct bk_layout bk_big_segs = { BK_BIG_N, BK_BIG_SEGS,
+					      bk_big_len, bk_big_mul,
+					      BK_BIG_CHUNK, 3001 };
+
 static void bk_case(struct __test_metadata *_metadata,
 		    const struct incnn_codec *c, unsigned int param,
-		    bool scale, bool ef, float div, double in_scale, size_t nseg)
+		    bool scale, bool ef, float div, double in_scale,
+		    const struct bk_layout *ly)
 {
 	struct rank_ctx x[MAX_RANKS];
 	struct bk_sweep s = { .codec = c->id, .param = param, .div = div,
-			      .calls = BK_CALLS, .n = BK_N,
-			      .scale = in_scale, .nseg = nseg };
-	int e[BK_SEGS] = { 0 };
+			      .calls = BK_CALLS, .n = ly->n,
+			      .scale = in_scale, .nseg = ly->nseg,
+			      .seg_len = ly->len, .seg_mul = ly->mul };
+	int e[BK_SEG_MAX] = { 0 };
 	float *want[BK_CALLS];
+	const size_t nseg = ly->nseg, n = ly->n;
 	const int N = 4;
 	struct job j;
 
@@ -263,23 +302,25 @@ static void bk_case(struct __test_metadata *_metadata,
 	j.cfg.codec_mode = INCNN_COLL_CODEC_EMULATE;
 	j.cfg.codec_id = c->id;
 	j.cfg.codec_param = param;
-	j.cfg.chunk_bytes = 4096;
+	j.cfg.chunk_bytes = ly->chunk;
+	if (ly->sockbuf)
+		j.cfg.sockbuf = ly->sockbuf;
 	j.cfg.scale = scale;
 	j.cfg.error_feedback = ef;
 	j.fn = bk_fn;
 	j.arg = &s;
 	ASSERT_EQ(0, job_run(&j, x));
 	for (int t = 0; t < BK_CALLS; t++)
-		want[t] = malloc(4 * BK_N);
+		want[t] = malloc(4 * n);
 	bk_sim(&s, N, scale, ef, want, e);
 	for (int r = 0; r < N; r++) {
 		ASSERT_EQ(0, x[r].create_ret) TH_LOG("%s", x[r].create_err);
 		ASSERT_EQ(0, x[r].ret) TH_LOG("rank %d: %s", r, x[r].err);
 		for (int t = 0; t < BK_CALLS; t++) {
-			ASSERT_EQ(0, memcmp(s.out[0][t], s.out[r][t], 4 * BK_N))
+			ASSERT_EQ(0, memcmp(s.out[0][t], s.out[r][t], 4 * n))
 				TH_LOG("%s %u scale %d ef %d segments %zu: rank %d differs from rank 0 in call %d",
 				       c->name, param, scale, ef, nseg, r, t);
-			ASSERT_EQ(0, memcmp(want[t], s.out[r][t], 4 * BK_N))
+			ASSERT_EQ(0, memcmp(want[t], s.out[r][t], 4 * n))
 				TH_LOG("%s %u scale %d ef %d segments %zu: rank %d call %d differs from the simulated rule",
 				       c->name, param, scale, ef, nseg, r, t);
 		}
@@ -291,14 +332,14 @@ static void bk_case(struct __test_metadata *_metadata,
 		}
 		EXPECT_EQ(e[0], s.info[r].next_exp);
 		EXPECT_EQ(BK_CALLS, s.info[r].calls);
-		EXPECT_EQ(BK_N, s.info[r].n);
-		EXPECT_EQ(ef ? 4 * BK_N : 0, s.info[r].ef_bytes);
-		EXPECT_EQ(ef ? 4 * BK_N : 0, s.st[r].ef_bytes);
+		EXPECT_EQ(n, s.info[r].n);
+		EXPECT_EQ(ef ? 4 * n : 0, s.info[r].ef_bytes);
+		EXPECT_EQ(ef ? 4 * n : 0, s.st[r].ef_bytes);
 		EXPECT_EQ(1, s.st[r].buckets);
 		EXPECT_EQ(scale, s.st[r].scale);
 		EXPECT_EQ(ef, s.st[r].error_feedback);
 		/* every rank quantises every element once */
-		EXPECT_EQ(BK_N, s.info[r].quantised);
+		EXPECT_EQ(n, s.info[r].quantised);
 	}
 	for (int t = 0; t < BK_CALLS; t++) {
 		free(want[t]);
@@ -307,23 +348,35 @@ static void bk_case(struct __test_metadata *_metadata,
 	}
 }
 
-/* Every lossy float codec of the table, whatever its name, in @nseg
- * segments (0: none) */
-static void bk_all_codecs(struct __test_metadata *_metadata, size_t nseg)
+/* One case's settings: scale, error feedback, divisor, input scale */
+struct bk_set {
+	bool scale, ef;
+	float div;
+	double in_scale;
+};
+
+static const struct bk_set bk_sets[] = {
+	{ true, false, 0, 1e-4 }, { false, true, 0, 1e-4 },
+	{ true, true, 4.0f, 1e-4 }, { true, true, 0, 3.0 },
+};
+
+/* Every lossy float codec of the table, whatever its name, with the
+ * settings @set[0..nset), in the segments of @ly[0..nset) (or *@ly) */
+static void bk_all_codecs(struct __test_metadata *_metadata,
+			  const struct bk_set *set, size_t nset,
+			  const struct bk_layout *const *ly, bool ly_each)
 {
 	int cases = 0;
 
 	for (unsigned int id = 1; id <= INCNN_CODEC_MAX; id++) {
 		const struct incnn_codec *c = incnn_codec_get(id);
-		unsigned int p;
 
 		if (!c || !c->lossy || !c->floats)
 			continue;
-		p = c->param.def;
-		bk_case(_metadata, c, p, true, false, 0, 1e-4, nseg);
-		bk_case(_metadata, c, p, false, true, 0, 1e-4, nseg);
-		bk_case(_metadata, c, p, true, true, 4.0f, 1e-4, nseg);
-		bk_case(_metadata, c, p, true, true, 0, 3.0, nseg);
+		for (size_t i = 0; i < nset; i++)
+			bk_case(_metadata, c, c->param.def, set[i].scale,
+				set[i].ef, set[i].div, set[i].in_scale,
+				ly[ly_each ? i : 0]);
 		cases++;
 	}
 	EXPECT_LE(3, cases);
@@ -349,13 +402,35 @@ FIXTURE_TEARDOWN(bk)
 
 TEST_F_TIMEOUT(bk, replicas_every_lossy_codec, 300)
 {
-	bk_all_codecs(_metadata, 0);
+	const struct bk_layout *ly = &bk_whole;
+
+	bk_all_codecs(_metadata, bk_sets, ARRAY_SIZE(bk_sets), &ly, false);
 }
 
 /* The same with a 2^e per segment (incnn_allreduce_bucket_seg) */
 TEST_F_TIMEOUT(bk, replicas_every_lossy_codec_per_segment, 300)
 {
-	bk_all_codecs(_metadata, BK_SEGS);
+	const struct bk_layout *ly = &bk_segs;
+
+	bk_all_codecs(_metadata, bk_sets, ARRAY_SIZE(bk_sets), &ly, false);
+}
+
+/*
+ * Every lossy codec with the ring's Q blocks inside its chunks, segments
+ * that start and end inside blocks, a divisor that is not a power of two
+ * (a division) and one that is (a multiplication, the same bits), and
+ * allgather sends that end inside a value (unscaled once sent)
+ */
+TEST_F_TIMEOUT(bk, replicas_in_q_blocks, 300)
+{
+	static const struct bk_set set[] = {
+		{ true, true, 3.0f, 1e-4 }, { true, true, 4.0f, 1e-4 },
+		{ true, false, 0.5f, 1e-4 },
+	};
+	const struct bk_layout *ly[] = { &bk_big_segs, &bk_big_whole,
+					 &bk_big_segs };
+
+	bk_all_codecs(_metadata, set, ARRAY_SIZE(set), ly, true);
 }
 
 static void tweak_scale_off(struct rank_ctx *x, struct incnn_comm_config *cfg)

@@ -128,12 +128,8 @@ static struct coll_bucket *bk_get(struct incnn_comm *c, uint64_t key,
 	return b;
 }
 
-/*
- * The largest finite |x[i]| as its bit pattern (0: none), x multiplied
- * by @mul first unless it is 1 (in place: the result's unscaling).
- */
 COLL_SIMD_CLONES("avx2")
-static uint32_t bk_absmax_bits(float *x, size_t n, float mul)
+uint32_t incnn_coll_absmax_bits(float *x, size_t n, float mul)
 {
 	const bk_i8 mask = { 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
 			     0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff };
@@ -191,7 +187,7 @@ static int bk_clamp(long e)
 /* The exponent of max |x[0..n)| / |d| (d 0: 1), BK_NO_EXP when all zero. */
 static int32_t bk_local_exp(const float *x, size_t n, float div)
 {
-	uint32_t bits = n ? bk_absmax_bits((float *)x, n, 1) : 0;
+	uint32_t bits = n ? incnn_coll_absmax_bits((float *)x, n, 1) : 0;
 	float m;
 
 	if (!bits)
@@ -298,8 +294,8 @@ static int bk_agree(struct incnn_comm *c, struct coll_bucket *b,
 }
 
 /*
- * After a call: the result's unscaling, each segment's next e (kept
- * where its result is zero), the counts.
+ * After a call: the result's unscaling (unless the ring did it: run->top),
+ * each segment's next e (kept where its result is zero), the counts.
  */
 static void bk_after(struct incnn_comm *c, struct coll_bucket *b, float *buf,
 		     const struct coll_bkrun *run)
@@ -323,8 +319,9 @@ static void bk_after(struct incnn_comm *c, struct coll_bucket *b, float *buf,
 	}
 	for (size_t i = 0; c->bk.scale && i < b->nseg; i++) {
 		struct coll_bkseg *sg = &b->seg[i];
-		uint32_t bits = bk_absmax_bits(buf + start, sg->end - start,
-					       sg->inv);
+		uint32_t bits = run->top ? run->top[i] :
+				incnn_coll_absmax_bits(buf + start,
+						       sg->end - start, sg->inv);
 
 		if (bits)
 			sg->exp = bk_clamp(-1L - bk_ilogb(bits));
@@ -403,11 +400,14 @@ int incnn_allreduce_bucket_seg(struct incnn_comm *c, float *buf, size_t n,
 	run.res = b->res;
 	run.seg = b->seg;
 	run.nseg = b->nseg;
+	/* the ring unscales (no memory: bk_after() does, a pass more) */
+	if (c->bk.scale)
+		run.top = calloc(b->nseg, sizeof(*run.top));
 	ret = incnn_coll_allreduce_bk(c, buf, n, divisor, &run);
-	if (ret)
-		return ret;
-	bk_after(c, b, buf, &run);
-	return 0;
+	if (!ret)
+		bk_after(c, b, buf, &run);
+	free(run.top);
+	return ret;
 }
 
 int incnn_allreduce_bucket(struct incnn_comm *c, float *buf, size_t n,

@@ -348,6 +348,11 @@ COLL_HIDDEN int incnn_coll_codec_check(unsigned int codec_id,
 COLL_HIDDEN int incnn_coll_q_init(struct coll_q *q, unsigned int codec_id,
 				  unsigned int param);
 COLL_HIDDEN void incnn_coll_q_free(struct coll_q *q);
+/*
+ * Floats per encode and decode of a codec without a quantise op: what
+ * one 64 KiB frame would carry at most.
+ */
+#define COLL_Q_PIECE	16384
 /* x = decode(encode(x)) in place. 0 or -errno (never for valid input). */
 COLL_HIDDEN int incnn_coll_q_apply(struct coll_q *q, float *x, size_t n);
 /* Why incnn_coll_codec_check() refused: a one-line message into @buf. */
@@ -381,6 +386,12 @@ struct coll_bkrun {
 	const struct coll_bkseg *seg;	/* nseg segments, ends ascending */
 	size_t nseg;
 	uint64_t quantised, nonzero, flattened;
+	/*
+	 * Per segment, the largest finite |result| as its bit pattern: the
+	 * ring unscales each final value once it is sent (or received last)
+	 * and keeps this; NULL: bucket.c unscales after the ring.
+	 */
+	uint32_t *top;
 };
 
 /* GradiVeQ's loss monitor: compressed calls its mean is taken over */
@@ -645,6 +656,12 @@ COLL_HIDDEN int incnn_coll_thc_init(struct incnn_comm *c,
 				    const struct coll_cfg *k, char *err,
 				    size_t errlen);
 COLL_HIDDEN void incnn_coll_thc_free(struct incnn_comm *c);
+/*
+ * The largest finite |x[i]| as its bit pattern (0: none), x multiplied
+ * by @mul first unless it is 1 (in place: a keyed call's unscaling;
+ * bucket.c).
+ */
+COLL_HIDDEN uint32_t incnn_coll_absmax_bits(float *x, size_t n, float mul);
 /* Free the keyed calls' state (bucket.c). */
 COLL_HIDDEN void incnn_coll_bk_free(struct incnn_comm *c);
 

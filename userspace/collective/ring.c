@@ -16,6 +16,7 @@
  * either way (Q is deterministic and idempotent), so the result equals the
  * emulation's bit for bit.
  */
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +73,10 @@ struct ring_run {
 	size_t sbytes, rbytes;	/* of it */
 	size_t rdone;		/* floats of segment rs reduced (or in place) */
 	size_t q0;		/* floats of our own block prepared */
+	size_t qblock;		/* floats per block of a keyed call's Q */
 	float div;		/* divide our input by this first (0: don't) */
+	float dinv;		/* its exact 1 / div, or 0 (ring_exact_inv()):
+				 * a keyed call multiplies by it instead */
 	bool q_own;		/* quantise our own block before sending it */
 	bool q_all;		/* quantise every partial sum ourselves (EF) */
 	struct coll_bkrun *bk;	/* a keyed call's scale and residuals */
@@ -125,23 +129,46 @@ static void ring_div_add(float *x, const float *y, size_t n,
 }
 
 /*
+ * 1 / d where x / d == x * (1 / d) for every float x, else 0: d a power
+ * of two whose reciprocal is a float (x / d and x * (1 / d) are then the
+ * same real number, rounded once: the same bits, subnormal results and
+ * NaNs included), as every world size that is one.
+ */
+static float ring_exact_inv(float d)
+{
+	int e;
+
+	if (!d || !isfinite(d) || fabsf(frexpf(d, &e)) != 0.5f ||
+	    !isfinite(1 / d))
+		return 0;
+	return 1 / d;
+}
+
+/*
  * A keyed call's contribution (bucket.c): x[i] = ((x[i] / d + r[i]) * s)
  * + y[i], each step in this order and only where asked (d 0, r NULL,
- * s 1, y NULL: skipped), every operation one IEEE fp32 rounding.
+ * s 1, y NULL: skipped), every operation one IEEE fp32 rounding (x / d
+ * as x * dinv where ring_exact_inv() gave dinv, not 0: the same bits,
+ * and a division costs several multiplications); the result also into
+ * save[i] unless @save is NULL (it may be @r: EF keeps the value before
+ * Q where it read the residual).
  */
 COLL_SIMD_CLONES("avx")
 static void ring_contrib(float *x, const float *r,
 			 const float *y, size_t n, float d,
-			 float s)
+			 float dinv, float s, float *save)
 {
 	const ring_f8 dv = { d, d, d, d, d, d, d, d };
+	const ring_f8 iv = { dinv, dinv, dinv, dinv, dinv, dinv, dinv, dinv };
 	const ring_f8 sv = { s, s, s, s, s, s, s, s };
 	size_t i = 0;
 	ring_f8 v, w;
 
 	for (; i + 8 <= n; i += 8) {
 		memcpy(&v, x + i, sizeof(v));
-		if (d)
+		if (dinv)
+			v = v * iv;
+		else if (d)
 			v = v / dv;
 		if (r) {
 			memcpy(&w, r + i, sizeof(w));
@@ -154,11 +181,15 @@ static void ring_contrib(float *x, const float *r,
 			v = v + w;
 		}
 		memcpy(x + i, &v, sizeof(v));
+		if (save)
+			memcpy(save + i, &v, sizeof(v));
 	}
 	for (; i < n; i++) {
 		float a = x[i];
 
-		if (d)
+		if (dinv)
+			a = a * dinv;
+		else if (d)
 			a = a / d;
 		if (r)
 			a = a + r[i];
@@ -167,13 +198,19 @@ static void ring_contrib(float *x, const float *r,
 		if (y)
 			a = a + y[i];
 		x[i] = a;
+		if (save)
+			save[i] = a;
 	}
 }
 
+/*
+ * int32 lanes: the counting loops below want AVX2 (AVX has no 256-bit
+ * integer operations: each one would be split in two 128-bit ones).
+ */
 typedef int32_t ring_i8 __attribute__((vector_size(32)));
 
 /* Values of x[0..n) that are +-0 (n < 2^31) */
-COLL_SIMD_CLONES("avx")
+COLL_SIMD_CLONES("avx2")
 static uint64_t ring_zeros(const float *x, size_t n)
 {
 	const ring_f8 zero = { 0 };
@@ -197,7 +234,7 @@ static uint64_t ring_zeros(const float *x, size_t n)
  * EF after Q: r[i] = (r[i] - x[i]) * inv, r holding the values before Q
  * and x after; counts the nonzero values and those Q made zero (n < 2^31).
  */
-COLL_SIMD_CLONES("avx")
+COLL_SIMD_CLONES("avx2")
 static void ring_resid(float *r, const float *x, size_t n,
 		       float inv, uint64_t *nonzero,
 		       uint64_t *flattened)
@@ -232,8 +269,8 @@ static void ring_resid(float *r, const float *x, size_t n,
 
 /*
  * Quantise a keyed call's values in place, with their residuals (EF: r
- * becomes (a - Q(a)) * inv, a the value before) and the counts of
- * nonzero values and of those Q made zero.
+ * holds a, the values before Q, and becomes (a - Q(a)) * inv) and the
+ * counts of nonzero values and of those Q made zero.
  */
 static int ring_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
 			    float *x, float *r, size_t n, float inv)
@@ -241,9 +278,7 @@ static int ring_quantise_bk(struct incnn_comm *c, struct coll_bkrun *bk,
 	uint64_t z0 = 0;
 	int ret;
 
-	if (r)
-		memcpy(r, x, n * sizeof(float));
-	else
+	if (!r)
 		z0 = ring_zeros(x, n);
 	ret = incnn_coll_quantise(c, x, n);
 	if (ret)
@@ -277,29 +312,60 @@ static size_t ring_bk_seg(const struct coll_bkrun *bk, size_t off)
 /*
  * A keyed call's transform of the values x[0..n) that start at @off of
  * the bucket (y: the received partial sums, or NULL), quantised when @q:
- * each segment the range crosses with its own 2^e (bucket.c).
+ * each segment the range crosses with its own 2^e (bucket.c). Quantised,
+ * in blocks of rr->qblock values: the contribution, Q and the residuals
+ * of a block while it is in L1 (Q is value by value: the blocks change
+ * no bit).
  */
 static int ring_bk_apply(struct ring_run *rr, float *x, const float *y,
 			 size_t off, size_t n, bool q)
 {
 	struct coll_bkrun *bk = rr->bk;
-	size_t k = ring_bk_seg(bk, off);
+	size_t k = ring_bk_seg(bk, off), blk = q ? rr->qblock : n;
 	int ret = 0;
 
 	while (n && !ret) {
-		const struct coll_bkseg *sg = &bk->seg[k++];
-		size_t m = coll_min(n, sg->end - off);
+		const struct coll_bkseg *sg = &bk->seg[k];
+		size_t m = coll_min(coll_min(n, sg->end - off), blk);
 		float *r = bk->res ? bk->res + off : NULL;
 
-		ring_contrib(x, r, y, m, rr->div, sg->s);
+		ring_contrib(x, r, y, m, rr->div, rr->dinv, sg->s,
+			     q ? r : NULL);
 		if (q)
 			ret = ring_quantise_bk(rr->c, bk, x, r, m, sg->inv);
 		x += m;
 		y = y ? y + m : NULL;
 		off += m;
 		n -= m;
+		k += off == sg->end;
 	}
 	return ret;
+}
+
+/*
+ * A keyed call's final values at [off, off + n) of the bucket, sent on
+ * (or received last, not to be sent): unscaled in place, x * 2^-e of
+ * their segment, while they are in cache, and each segment's largest
+ * |x| kept for its next e (bucket.c).
+ */
+static void ring_bk_final(struct ring_run *rr, size_t off, size_t n)
+{
+	struct coll_bkrun *bk = rr->bk;
+	size_t k;
+
+	if (!bk || !bk->top || !n)
+		return;
+	k = ring_bk_seg(bk, off);
+	while (n) {
+		const struct coll_bkseg *sg = &bk->seg[k];
+		size_t m = coll_min(n, sg->end - off);
+		uint32_t t = incnn_coll_absmax_bits(rr->buf + off, m, sg->inv);
+
+		bk->top[k] = t > bk->top[k] ? t : bk->top[k];
+		off += m;
+		n -= m;
+		k++;
+	}
 }
 
 /*
@@ -335,7 +401,7 @@ static int ring_send(struct ring_run *rr)
 {
 	const struct ring_geom *g = &rr->g;
 	int b = ring_send_block(g, rr->ss);
-	size_t len = 4 * ring_len(g, b), avail;
+	size_t len = 4 * ring_len(g, b), avail, want, done = rr->sbytes / 4;
 	ssize_t k;
 
 	if (rr->ss == 0)
@@ -348,8 +414,13 @@ static int ring_send(struct ring_run *rr)
 		avail = 0;
 	if (avail <= rr->sbytes)
 		return 0;
+	want = avail - rr->sbytes;
+	/* the allgather's values are unscaled once sent: a chunk at a time,
+	 * in cache */
+	if (rr->ss >= g->N - 1 && rr->bk && rr->bk->top)
+		want = coll_min(want, 4 * rr->chunk);
 	k = send(rr->sfd, (char *)(rr->buf + ring_off(g, b)) + rr->sbytes,
-		 avail - rr->sbytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+		 want, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (k < 0 && coll_again(errno)) {
 		rr->want_out = true;
 		return 0;
@@ -360,6 +431,10 @@ static int ring_send(struct ring_run *rr)
 	rr->c->wire_sent += (uint64_t)k;
 	rr->o->moved += (uint64_t)k;
 	rr->progress = true;
+	/* the allgather's values, whole ones sent: final */
+	if (rr->ss >= g->N - 1)
+		ring_bk_final(rr, ring_off(g, b) + done,
+			      rr->sbytes / 4 - done);
 	if (rr->sbytes == len) {
 		rr->ss++;
 		rr->sbytes = 0;
@@ -432,6 +507,10 @@ static int ring_recv(struct ring_run *rr)
 		if (ret)
 			return ret;
 	} else {
+		/* the last block received is not sent: final now */
+		if (rr->rs == rr->nseg - 1)
+			ring_bk_final(rr, ring_off(g, b) + rr->rdone,
+				      rr->rbytes / 4 - rr->rdone);
 		rr->rdone = rr->rbytes / 4;
 	}
 	if (rr->rbytes == len && rr->rdone == lenf) {
@@ -463,6 +542,20 @@ static int ring_wait(struct ring_run *rr)
 	return incnn_coll_poll(rr->o, pfd, np, what);
 }
 
+/*
+ * A keyed call's Q works in blocks of this many values, in L1 with their
+ * residuals and partial sums; a codec without a quantise op (an encode
+ * and a decode per call) in its pieces of 64 KiB (rule.c).
+ */
+#define RING_QBLOCK	2048
+
+static size_t ring_qblock(const struct incnn_comm *c)
+{
+	const struct incnn_codec *q = c->codec.q.codec;
+
+	return q && !q->quantise ? COLL_Q_PIECE : RING_QBLOCK;
+}
+
 static int ring_loop(struct incnn_comm *c, float *buf, size_t n, float div,
 		     struct coll_bkrun *bk, struct coll_op *o)
 {
@@ -475,7 +568,8 @@ static int ring_loop(struct incnn_comm *c, float *buf, size_t n, float div,
 		.succ = (c->rank + 1) % c->world,
 		.pred = (c->rank + c->world - 1) % c->world,
 		.sfd = c->link.ring_send_fd, .rfd = c->link.ring_recv_fd,
-		.chunk = c->chunk,
+		.chunk = c->chunk, .qblock = ring_qblock(c),
+		.dinv = ring_exact_inv(div),
 	};
 	int j, ret;
 

@@ -125,8 +125,7 @@ int incnn_coll_rule_lookup(int tos, unsigned int *codec_id,
 
 /* --- emulation ---------------------------------------------------------- */
 
-/* Floats per codec call: what one 64 KiB frame would carry at most. */
-#define Q_PIECE	16384
+#define Q_PIECE	COLL_Q_PIECE
 
 int incnn_coll_codec_check(unsigned int codec_id, unsigned int param)
 {
