@@ -958,8 +958,8 @@ def vm_seed(cfg: Tuple[str, str, Any], refused: set
         m = INCNN_NAME.match(rname)
         if rkind == "incnn-auto" and m and tos not in refused and \
                 f"{m.group(1)}:{m.group(2)}" == codec:
-            return (name, kind, tos), (f"{name}: codec calls marked tos "
-                                       f"{tos:#04x} ({codec} in the module)")
+            how = f"codec calls marked tos {tos:#04x} ({codec}, module)"
+            return (name, kind, tos), f"{name}: {how}"
     return cfg, (f"{name}: no module rule for {codec}: emulated in "
                  "userspace, unmarked (fp32 on the wire)")
 
