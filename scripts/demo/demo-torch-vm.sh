@@ -16,7 +16,11 @@
 # allreduce (gloo), fp16_compress_hook, PowerSGD rank 1 and 4,
 # incnn.torch with no codec (unmarked), and codec "auto" on sockets
 # marked for each rule, compressed by the module (with scale="auto" and
-# error feedback for the "-scale-ef" names, where the library has them).
+# error feedback for the "-scale-ef" names, where the library has them),
+# and the seeds: THC ring and worker-aggregator, GradiVeQ, LGC (its codec
+# calls marked for the ebq 2^-8 rule); GradiVeQ and LGC run 8 steps,
+# their schedules shortened so that each phase is timed (demo-torch.py's
+# VM_SEED_SCHEDULE).
 # Each rank counts its eth0 tx bytes over the timed steps. Rank 0's
 # results: $VM_OUT/torch-vm.jsonl (progress is printed as it goes); the
 # hosts' incctl stats: $VM_OUT/torch-vm-stats.json.

@@ -58,9 +58,15 @@ include PowerSGD's plain-allreduce phase, start_powerSGD_iter):
 
 vm: the VM part (scripts/demo/demo-torch-vm.sh, one rank per host of the
 rate-limited cluster): the HDC MLP, default allreduce then incnn.torch
-codec "auto" through the module; adds eth0_tx_bytes_per_iter (rank 0's
-interface counter over the timed steps, headers included) and writes
-OUTDIR/torch-vm.jsonl.
+codec "auto" through the module, and the seeds (THC ring and
+worker-aggregator, GradiVeQ, LGC: see vm_seed() for what is marked);
+adds eth0_tx_bytes_per_iter (the interface counter over the timed
+steps, headers included, the mean over the ranks) and, for GradiVeQ
+and LGC, whose schedules are shortened so that every phase has timed
+steps, each phase's time and eth0 bytes per step (phase_iter_ms,
+phase_eth0_tx_bytes_per_iter, phase_timed_steps); writes
+OUTDIR/torch-vm.jsonl. The host rows of those two carry their
+iterations per phase at each point of the curve (phases_at).
 
 report: torch.json (a list of the objects, "where": "host", and the VM
 part's from VMOUT/torch-vm.jsonl, "where": "vm"), torch.md (the
@@ -94,11 +100,14 @@ EVAL_STRIDE = 2     # the test digits scored along the way: every 2nd (1,000)
 MODEL_BATCH = {"mlp-wide": 8}
 # the configurations a model runs by default where not all of CONFIGS
 # (INCNN_TORCH_CONFIGS runs what it names on every model): the wide MLP's
-# steps cost the most, so it runs PyTorch's hooks and incnn's best only
+# steps cost the most, so it runs PyTorch's hooks, incnn's best and the
+# seeds (issue 21: every seed in the time-to-accuracy table)
 MODEL_CONFIGS = {"mlp-wide": ["default", "fp16", "powersgd-r1",
                               "powersgd-r4", "incnn-ebq-2^-10",
                               "incnn-ebq-2^-8-scale-ef", "incnn-zebq-2^-10",
-                              "incnn-zebq-2^-4-scale-ef"]}
+                              "incnn-zebq-2^-4-scale-ef", "incnn-thc-ring",
+                              "incnn-thc-wa", "incnn-gradiveq",
+                              "incnn-lgc"]}
 TARGET_MARGIN = 0.5     # pp under the default's final accuracy
 SCALE_EXP_MAX = 64      # INCNN_SCALE_EXP_MAX (collective.h)
 # name, kind, argument (see make_hook). incnn's names: incnn-CODEC-BOUND,
@@ -536,6 +545,11 @@ class Run:
         self.plain_timed0, self.plain_at = 0, []
         # LGC: its stats' (sent, coded) bytes per stage at each point
         self.lgc_at: List[Dict[str, Tuple[int, int]]] = []
+        # the seeds: their iterations per phase so far at each point
+        self.phases_at: List[Dict[str, int]] = []
+        self.last_dt = 0.0
+        # the VM: per phase of a seed, [timed steps, seconds, eth0 bytes]
+        self.phase_log: Dict[str, List[float]] = {}
 
     def sent(self) -> int:
         """Bytes sent so far: the library's count, or the all_reduce
@@ -560,6 +574,7 @@ class Run:
         loss.backward()
         self.opt.step()
         dt = time.perf_counter() - t0
+        self.last_dt = dt
         if self.gvq is not None:
             self.gvq.after_step(step, self.state, list(self.ddp.parameters()))
         self.all_s += dt
@@ -578,11 +593,52 @@ class Run:
                            self.sent() - self.wire0, round(acc, 4)])
         if self.gvq is not None:
             self.plain_at.append(self.seeds.plain_bytes(self.state))
+        ph = phase_counts(self.cfg[1], self.state)
+        if ph is not None:
+            self.phases_at.append(ph)
         if self.cfg[1] == "lgc":
             s = self.state.stats()
             at = {k: (s[k]["sent"], s[k]["coded"]) for k in ("1", "2", "3")}
             at["weights"] = (s["weights"]["sent"], 0)
             self.lgc_at.append(at)
+
+
+def phase_counts(kind: str, state: Any) -> Optional[Dict[str, int]]:
+    """A seed's iterations so far per phase (GradiVeQ: warmup, sampling,
+    compressed; LGC: stages 1, 2, 3), from its State; None for the
+    configurations without phases."""
+    if kind == "gradiveq":
+        return dict(state.stats()["iterations"])
+    if kind == "lgc":
+        s = state.stats()
+        return {k: s[k]["iterations"] for k in ("1", "2", "3")}
+    return None
+
+
+def log_phase(r: "Run", before: Dict[str, int], sent: int) -> None:
+    """The VM: add the step just done (its time, @sent eth0 bytes) to the
+    phase whose count it advanced (@before: the counts before it)."""
+    after = phase_counts(r.cfg[1], r.state) or {}
+    ph = next((p for p, n in after.items() if n > before.get(p, 0)), "?")
+    e = r.phase_log.setdefault(ph, [0, 0.0, 0])
+    e[0] += 1
+    e[1] += r.last_dt
+    e[2] += sent
+
+
+def phase_tx_mean(r: "Run") -> None:
+    """The phases' eth0 bytes as the mean over the ranks (each rank
+    logged the same phases: the seeds' schedules are replicated)."""
+    import torch
+    import torch.distributed as dist
+    if not r.phase_log:
+        return
+    keys = sorted(r.phase_log)
+    d = torch.tensor([float(r.phase_log[p][2]) for p in keys],
+                     dtype=torch.float64)
+    dist.all_reduce(d)
+    for p, v in zip(keys, d.tolist()):
+        r.phase_log[p][2] = v / r.world
 
 
 def scale_check(r: "Run") -> Optional[bool]:
@@ -633,7 +689,12 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
             tx0 = tx()
         off = (step * per_step) % (xtr.shape[0] - per_step + 1)
         sl = slice(off + r.rank * batch, off + (r.rank + 1) * batch)
+        before = phase_counts(cfg[1], r.state) \
+            if tx is not None and step >= warmup else None
+        tx_step = tx() if before is not None and tx is not None else 0
         r.step(step, xtr[perm[sl]], ytr[perm[sl]], every)
+        if before is not None and tx is not None:
+            log_phase(r, before, tx() - tx_step)
         if evaluate_every and ((step + 1) % evaluate_every == 0 or
                                step + 1 == steps):
             r.point(step + 1, xte, yte)
@@ -642,6 +703,7 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
         d = torch.tensor([float(tx() - tx0)], dtype=torch.float64)
         dist.all_reduce(d)
         tx_mean = d.item() / r.world
+        phase_tx_mean(r)
     wire_timed, wire_all = r.sent() - r.wire_timed0, r.sent() - r.wire0
     if cfg[2] == "ps":      # worker-aggregator: the mean over the ranks
         d = torch.tensor([float(wire_timed), float(wire_all)],
@@ -652,10 +714,12 @@ def run(model_name: str, cfg: Tuple[str, str, Any], data: Tuple,
             pt[2] = round(pt[2] * mean[1].item() / max(1, wire_all))
         wire_timed, wire_all = round(mean[0].item()), round(mean[1].item())
     stats = r.state.stats() if cfg[1] == "gradiveq" else None
-    if cfg[1] == "lgc":     # the codec's bytes at its ratio per stage
+    if cfg[1] == "lgc" and tool:    # the codec's bytes at its ratio
         stats, q = seeds_torch().lgc_stats(sys.modules[__name__], tool,
                                            r.state)
         stats["codec_ratio"] = q
+    elif cfg[1] == "lgc":   # the VM: eth0 counts what the wire carried
+        stats = r.state.stats()
     if cfg[1] == "incnn" and hasattr(r.state, "bucket_stats"):
         stats = {**r.state.bucket_stats(), "scale_rule_checked":
                  scale_check(r)}
@@ -703,7 +767,7 @@ def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
         torch.cat([x.reshape(-1) for x in METER.samples]).numpy().tofile(
             os.path.join(keep, f"{r.model_name}_{name}.f32"))
     extra: Dict[str, Any] = {}
-    if r.gvq is not None and r.gvq.samples and stats:
+    if r.gvq is not None and r.gvq.samples and stats and tool:
         # GradiVeQ's quantised iterations: as the codec would encode them
         q = codec_ratio(tool, stats["codec"], r.gvq.samples)
         w = stats["wire_bytes"]
@@ -728,6 +792,15 @@ def result(r: Run, data: Tuple, steps: int, tool: str, batch: int,
         extra["wire_codec"] = wire_codec
     if stats is not None:
         extra[f"{kind}_stats"] = stats
+    if r.phases_at:
+        extra["phases_at"] = r.phases_at
+    if r.phase_log:     # the VM: each phase's time and eth0 bytes
+        extra["phase_timed_steps"] = {p: int(v[0])
+                                      for p, v in r.phase_log.items()}
+        extra["phase_iter_ms"] = {p: round(v[1] / v[0] * 1e3, 3)
+                                  for p, v in r.phase_log.items()}
+        extra["phase_eth0_tx_bytes_per_iter"] = {
+            p: round(v[2] / v[0]) for p, v in r.phase_log.items()}
     acc = r.curve[-1][3] if r.curve else None
     return {**extra,
         "config": name, "label": label(name), "model": r.model_name,
@@ -815,6 +888,13 @@ VM_CONFIGS: List[Tuple[str, str, Any]] = [
     ("incnn-zebq-2^-4-scale-ef", "incnn-auto", 0x3c),
     ("incnn-zebq-2^-5-scale-ef", "incnn-auto", 0x24),
     ("incnn-zebq-2^-5-bscale-ef", "incnn-auto", 0x20),
+    # the seeds (scripts/seeds/seeds-torch.py's make_hook): THC's codes
+    # and GradiVeQ's payloads are the library's, on unmarked sockets;
+    # LGC's codec calls go marked for the rule of its codec (vm_seed())
+    ("incnn-thc-ring", "thc", None),
+    ("incnn-thc-wa", "thc", "ps"),
+    ("incnn-gradiveq", "gradiveq", None),
+    ("incnn-lgc", "lgc", None),
 ]
 
 
@@ -839,9 +919,49 @@ def vm_rules() -> List[str]:
 
 
 VM_WARMUP = 2
+# the seeds' schedules in the VM: every phase gets timed steps (2 each
+# after the VM_WARMUP untimed: GradiVeQ's warm-up (W + 1 steps: DDP's
+# first one is repeated), sampling and compressed iterations; LGC's
+# stages 1, 2 (t2 steps) and 3), so the seeds' rows run VM_SEED_STEPS
+# steps (or STEPS if more); the host's phase counts at its target
+# weight each phase's time (tta())
+VM_SEED_SCHEDULE = {"INCNN_SEEDS_GVQ_TORCH_WARMUP": VM_WARMUP + 1,
+                    "INCNN_SEEDS_GVQ_TORCH_TS": 2,
+                    "INCNN_SEEDS_LGC_T1": VM_WARMUP + 2,
+                    "INCNN_SEEDS_LGC_T2": 2,
+                    "INCNN_SEEDS_TIMEOUT": 300}
+VM_SEED_STEPS = VM_WARMUP + 6
 # per rank: the host's, so that the host's steps to the target and the
 # VM's time per step make a time to the target
 VM_BATCH = BATCH
+
+
+def vm_seed(cfg: Tuple[str, str, Any], refused: set
+            ) -> Tuple[Tuple[str, str, Any], str]:
+    """A seed's configuration as the VM runs it and the line saying how
+    its codec reaches the wire: LGC's codec calls marked with the ToS of
+    the VM rule of the same codec and bound (codec "auto"), where there
+    is one the module took; GradiVeQ's warm-up and sampling iterations
+    through its codec emulated in userspace, fp32 on the wire
+    (GradiVeQState takes no codec "auto": its data connections also
+    carry PCA coefficients, which the module must not re-quantise)."""
+    name, kind, arg = cfg
+    if kind == "gradiveq":
+        codec = os.environ.get("INCNN_SEEDS_GVQ_TORCH_CODEC", "ebq:2^-8")
+        return cfg, (f"{name}: warm-up and sampling through {codec} "
+                     "emulated in userspace, unmarked (fp32 on the wire: "
+                     "GradiVeQState takes no codec \"auto\")")
+    if kind != "lgc":
+        return cfg, f"{name}: the library's codes, unmarked"
+    codec = seeds_torch().lgc_options()["codec"]
+    for rname, rkind, tos in VM_CONFIGS:
+        m = INCNN_NAME.match(rname)
+        if rkind == "incnn-auto" and m and tos not in refused and \
+                f"{m.group(1)}:{m.group(2)}" == codec:
+            how = f"codec calls marked tos {tos:#04x} ({codec}, module)"
+            return (name, kind, tos), f"{name}: {how}"
+    return cfg, (f"{name}: no module rule for {codec}: emulated in "
+                 "userspace, unmarked (fp32 on the wire)")
 
 
 def vm(outdir: str, data_path: str, steps: int) -> None:
@@ -883,10 +1003,20 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
     for c in cfgs:
         if skip[c[0]] and rank == 0:
             print(f"demo-torch-vm: {c[0]} skipped: {skip[c[0]]}", flush=True)
-    runs = [(m, c) for m in models for c in cfgs if not skip[c[0]]]
+    for var, v in VM_SEED_SCHEDULE.items():
+        os.environ.setdefault(var, str(v))
+    seeds = {}
+    for c in cfgs:
+        if c[1] in ("thc", "gradiveq", "lgc") and not skip[c[0]]:
+            seeds[c[0]], how = vm_seed(c, refused)
+            if rank == 0:
+                print(f"demo-torch-vm: {how}", flush=True)
+    runs = [(m, seeds.get(c[0], c)) for m in models for c in cfgs
+            if not skip[c[0]]]
     for i, (m, c) in enumerate(runs):
         t0 = time.monotonic()
-        res = run(m, c, data, steps, base + i, "", tx_bytes, VM_WARMUP,
+        n = max(steps, VM_SEED_STEPS) if c[0] in seeds else steps
+        res = run(m, c, data, n, base + i, "", tx_bytes, VM_WARMUP,
                   MODEL_BATCH.get(m, batch))
         dist.barrier()
         if res is None:
@@ -900,8 +1030,22 @@ def vm(outdir: str, data_path: str, steps: int) -> None:
               f"{res['iter_ms']:.0f} ms/iter, eth0 "
               f"{res['eth0_tx_bytes_per_iter'] / 1e6:.3f} MB/iter, comm "
               f"{res['comm_share'] * 100:.0f} % "
-              f"({time.monotonic() - t0:.0f} s)", flush=True)
+              f"({time.monotonic() - t0:.0f} s){phase_note(res)}",
+              flush=True)
     dist.destroy_process_group()
+
+
+def phase_note(res: Dict[str, Any]) -> str:
+    """A seed's VM row's phases for its progress line: "; PHASE: STEPS x
+    MS ms, MB MB/iter" each."""
+    ms = res.get("phase_iter_ms")
+    if not ms:
+        return ""
+    return "; " + ", ".join(
+        f"{'stage ' * p.isdigit()}{p}: {res['phase_timed_steps'][p]} x "
+        f"{v:.0f} ms, "
+        f"{res['phase_eth0_tx_bytes_per_iter'][p] / 1e6:.3f} MB/iter"
+        for p, v in ms.items())
 
 
 # --- report -------------------------------------------------------------
@@ -965,6 +1109,15 @@ def vm_table(vmdir: str, host: List[Dict[str, Any]]
             f"{ref / max(1, r['wire_bytes_per_iter']):.1f}x | "
             f"{r['comm_share'] * 100:.0f} | "
             f"{'-' if a is None else f'{a * 100:.2f} %'} |")
+    phased = [r for r in rows if r.get("phase_iter_ms")]
+    if phased:
+        lines += ["", "The seeds' phases in the VM (their schedules "
+                  "shortened so that each phase has timed steps, "
+                  f"{r0['steps'] - r0['timed_steps']} untimed first; "
+                  "the table's row is their mean; time to accuracy "
+                  "weights each phase by the host run's steps in it):", ""]
+        lines += [f"- {r['model']} {r['label']}: {phase_note(r)[2:]}"
+                  for r in phased]
     return rows, lines
 
 
@@ -981,6 +1134,42 @@ def first_at(curve: List[List[float]], target: float
     """The first point of @curve (step, seconds, bytes, accuracy 0..1)
     at or above @target (%)."""
     return next((p for p in curve if p[3] * 100 >= target - 1e-9), None)
+
+
+def phase_mix(counts: Dict[str, int], per: Dict[str, float],
+              rest: float) -> float:
+    """The mean per step of @per (a figure per phase; @rest for a phase
+    it lacks) over @counts (steps per phase)."""
+    n = sum(counts.values())
+    if not n:
+        return rest
+    return sum(c * per.get(p, rest) for p, c in counts.items()) / n
+
+
+def vm_figures(r: Dict[str, Any], h: Optional[Dict[str, Any]],
+               pt: Optional[List[float]]
+               ) -> Tuple[int, Optional[float], Optional[int]]:
+    """A VM row's wire bytes per iteration, seconds and bytes to the
+    target (@pt: the host run @h's first point at it): the host's steps
+    times the VM's time and eth0 bytes per step. A seed's phases
+    (phase_iter_ms, phase_eth0_tx_bytes_per_iter) are weighted by the
+    host run's steps in each (phases_at): at the target for the time
+    and the bytes to it, over the whole run for the bytes per
+    iteration; a phase the VM did not time counts at the row's mean."""
+    wire, ms = r["wire_bytes_per_iter"], r["iter_ms"]
+    mix = h.get("phases_at") if h and r.get("phase_iter_ms") else None
+    at = None
+    if mix:
+        wire = round(phase_mix(mix[-1], r["phase_eth0_tx_bytes_per_iter"],
+                               wire))
+        if pt is not None:
+            at = mix[h["curve"].index(pt)]
+    if pt is None:
+        return wire, None, None
+    per_ms = phase_mix(at, r["phase_iter_ms"], ms) if at else ms
+    per_b = phase_mix(at, r["phase_eth0_tx_bytes_per_iter"],
+                      r["wire_bytes_per_iter"]) if at else wire
+    return wire, round(pt[0] * per_ms / 1e3, 3), round(pt[0] * per_b)
 
 
 def tta(outdir: str, rows: List[Dict[str, Any]],
@@ -1007,8 +1196,10 @@ def tta(outdir: str, rows: List[Dict[str, Any]],
         vm = r is not h
         wire = r["wire_bytes_per_iter"]
         base = ref.get(r["model"]) if vm else None
-        secs = None if pt is None else \
-            round(pt[0] * r["iter_ms"] / 1e3, 3) if vm else pt[1]
+        secs = None if pt is None else pt[1]
+        to_target = None if pt is None else pt[2]
+        if vm:
+            wire, secs, to_target = vm_figures(r, h, pt)
         out.append({
             "model": r["model"], "config": r["config"],
             "where": "vm" if vm else "host",
@@ -1024,8 +1215,9 @@ def tta(outdir: str, rows: List[Dict[str, Any]],
             "where": out[-1]["where"], "eval_every": r.get("eval_every"),
             "steps": r["steps"],
             "steps_to_target": None if pt is None else pt[0],
-            "bytes_to_target": None if pt is None else
-            (pt[2] if not vm else wire * pt[0]),
+            "bytes_to_target": to_target,
+            "phase_weighted": bool(vm and h and h.get("phases_at") and
+                                   r.get("phase_iter_ms")),
             "curve": [] if vm or not h else h["curve"]})
     for name, obj in (("tta.json", out), ("tta-curves.json", curves)):
         with open(os.path.join(outdir, name), "w") as f:
@@ -1128,7 +1320,12 @@ def tta_note(outdir: str) -> None:
           "run's accuracy and steps to the target (the same trajectory) "
           "times the VM's measured seconds per iteration; wire bytes are "
           "the eth0 counter, headers included, and the payload ratio is "
-          "the VM default row's eth0 bytes over the row's.")
+          "the VM default row's eth0 bytes over the row's. A seed with "
+          "phases (GradiVeQ: warm-up, sampling, compressed; LGC: stages "
+          "1-3) is timed in the VM per phase; its time and bytes to the "
+          "target weight each phase by the host run's steps in it up to "
+          "the target, its wire bytes per iteration by those of the whole "
+          "run.")
 
 
 def main() -> None:

@@ -290,18 +290,21 @@ def baselines(rows: List[Dict[str, Any]], refm: str) -> None:
 # PyTorch's hooks and incnn's codecs)
 TTA_LINK = (
     "Time to accuracy: the seeds run in `make demo`'s table beside "
-    "PyTorch's hooks and incnn's codecs, the same models and target "
-    "(configurations incnn-thc-ring, incnn-thc-wa, incnn-gradiveq, "
-    "incnn-lgc; `build/demo/tta.json`, docs/results.md \"Time to "
-    "accuracy on the host\" and \"Seed systems at their steady "
-    "state\"); this report keeps the papers' claims and our ratios.")
+    "PyTorch's hooks and incnn's codecs, the same models and target, on "
+    "the host and in the 4-host VM through the module (configurations "
+    "incnn-thc-ring, incnn-thc-wa, incnn-gradiveq, incnn-lgc; "
+    "`build/demo/tta.json`, docs/results.md \"Seeds in the "
+    "time-to-accuracy table\", "
+    "docs/results.md#seeds-in-the-time-to-accuracy-table); this report "
+    "keeps the papers' claims and our ratios.")
 
 
 # --- the PyTorch rows ---------------------------------------------------
 TORCH_VM_REASON = (
-    "not measured in the VM: importing torch takes over a minute per rank "
-    "under QEMU/TCG and the 6 configurations do not fit make seeds' "
-    "budget; host_iter_ms is the host's (4 ranks on 2 cores)")
+    "not measured in the VM by make seeds: importing torch takes over a "
+    "minute per rank under QEMU/TCG and the 6 configurations do not fit "
+    "its budget; host_iter_ms is the host's (4 ranks on 2 cores); the "
+    "seeds' VM times are make demo's (demo-torch-vm.sh, tta.json)")
 
 
 def torch_rows(res: str, a: argparse.Namespace) -> List[Dict[str, Any]]:

@@ -176,12 +176,18 @@ def wa_state(it: Any) -> Any:
 
     class WAState(it.State):       # type: ignore[misc, name-defined]
         def _reduce(self, work: Any, divide: int,
-                    key: Optional[int] = None) -> None:
+                    key: Optional[int] = None, segs: Any = None) -> None:
             self._comm._check("incnn_allreduce_ps", fn(
                 self._comm._handle(), work.data_ptr(), work.numel()))
             if divide:
                 work.div_(divide)
     return WAState
+
+
+def timeout() -> float:
+    """The States' timeout in seconds: INCNN_SEEDS_TIMEOUT (120; the VM
+    rows of demo-torch.py set 300: TCG's ranks drift apart)."""
+    return float(os.environ.get("INCNN_SEEDS_TIMEOUT", "120"))
 
 
 def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
@@ -192,13 +198,13 @@ def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
     if kind == "default":
         return None, dt.timed(default_hooks.allreduce_hook, world, False), None
     if kind == "incnn":
-        st = it.State(codec=arg, port=port, timeout=120, tos=0)
+        st = it.State(codec=arg, port=port, timeout=timeout(), tos=0)
         return st, dt.timed(it.allreduce_hook, world, arg != "none"), st
     if kind == "thc":
         os.environ["INCNN_METHOD"] = "thc"
         try:
             cls = wa_state(it) if arg == "ps" else it.State
-            st = cls(codec="none", port=port, timeout=120, tos=0)
+            st = cls(codec="none", port=port, timeout=timeout(), tos=0)
         finally:
             del os.environ["INCNN_METHOD"]
         if comm_method(st) != METHOD_THC:
@@ -213,12 +219,17 @@ def make_hook(dt: Any, name: str, kind: str, arg: Any, model: Any,
             eps=(None if env("INCNN_SEEDS_GVQ_TORCH_EPS") == "off" else
                  float(env("INCNN_SEEDS_GVQ_TORCH_EPS", "0.01"))),
             codec=env("INCNN_SEEDS_GVQ_TORCH_CODEC", "ebq:2^-8"),
-            port=port, timeout=120)
+            port=port, timeout=timeout())
         return gvq, dt.timed(it.gradiveq_hook, world, False), gvq
-    lgc = it.LGCState(model, **lgc_options(), momentum=0.9,
-                      ae_optim="adam", wire_samples=8 if
-                      dist_rank() == 0 else 0, port=port, timeout=120,
-                      tos=0)
+    # @arg a ToS (demo-torch.py's VM rows): the codec calls marked, the
+    # module's rule for that ToS encodes them (codec "auto")
+    opts = lgc_options()
+    if isinstance(arg, int):
+        opts["codec"] = "auto"
+    lgc = it.LGCState(model, **opts, momentum=0.9, ae_optim="adam",
+                      wire_samples=8 if dist_rank() == 0 else 0,
+                      port=port, timeout=timeout(),
+                      tos=arg if isinstance(arg, int) else 0)
     return lgc, it.lgc_hook, lgc.state
 
 

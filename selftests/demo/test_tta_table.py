@@ -159,5 +159,117 @@ def t_vm_rules() -> None:
         r.stdout
 
 
+def host_row(config: str, curve: List[List[float]], wire: int,
+             **more: Any) -> Dict[str, Any]:
+    return {"config": config, "label": config, "model": "hdc-mlp",
+            "data": "MNIST", "ranks": 4, "steps": 20, "timed_steps": 10,
+            "batch_per_rank": 32, "params": 1000, "iter_ms": 100.0,
+            "comm_share": 0.5, "wire_bytes_per_iter": wire,
+            "fp32_ring_bytes_per_iter": 6000000,
+            "test_accuracy": curve[-1][3], "curve": curve, "eval_every": 10,
+            **more}
+
+
+def vm_row(config: str, iter_ms: float, eth0: int,
+           **more: Any) -> Dict[str, Any]:
+    return {"config": config, "label": config, "model": "hdc-mlp",
+            "ranks": 4, "steps": 8, "timed_steps": 6, "batch_per_rank": 32,
+            "params": 1000, "iter_ms": iter_ms, "comm_share": 0.5,
+            "wire_bytes_per_iter": 6000000, "eth0_tx_bytes_per_iter": eth0,
+            "fp32_ring_bytes_per_iter": 6000000, "link_rate": "10mbit",
+            **more}
+
+
+# the host's curves reach 91.0 % (the default's 91.5 less 0.5) at step 20;
+# LGC's phases there: 5 steps of stage 1, 5 of stage 2, 10 of stage 3;
+# GradiVeQ's VM row lacks its sampling phase (counted at the row's mean)
+SEED_HOST = [
+    host_row("default", [[10, 1.0, 100, 0.5], [20, 2.0, 200, 0.915]],
+             6000000),
+    host_row("incnn-lgc", [[10, 1.5, 10, 0.6], [20, 3.0, 20, 0.92]],
+             100000, phases_at=[{"1": 5, "2": 5, "3": 0},
+                                {"1": 5, "2": 5, "3": 10}]),
+    host_row("incnn-gradiveq", [[10, 1.5, 10, 0.8], [20, 3.0, 20, 0.91]],
+             800000, phases_at=[
+                 {"warmup": 4, "sampling": 6, "compressed": 0},
+                 {"warmup": 4, "sampling": 6, "compressed": 10}]),
+]
+SEED_VM = [
+    vm_row("default", 30000.0, 7000000),
+    vm_row("incnn-lgc", 25000.0, 500000,
+           phase_timed_steps={"1": 2, "2": 2, "3": 2},
+           phase_iter_ms={"1": 30000.0, "2": 40000.0, "3": 10000.0},
+           phase_eth0_tx_bytes_per_iter={"1": 7000000, "2": 1000000,
+                                         "3": 50000}),
+    vm_row("incnn-gradiveq", 20000.0, 2000000,
+           phase_timed_steps={"warmup": 2, "compressed": 2},
+           phase_iter_ms={"warmup": 30000.0, "compressed": 10000.0},
+           phase_eth0_tx_bytes_per_iter={"warmup": 7000000,
+                                         "compressed": 1000000}),
+]
+
+
+def demo_torch() -> Any:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "demo_torch", os.path.join(os.path.dirname(TABLE), "demo-torch.py"))
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def seed_report() -> Dict[str, Any]:
+    """demo-torch.py report on SEED_HOST and SEED_VM: tta.json's and
+    tta-curves.json's VM rows by config, torch.md's lines."""
+    with tempfile.TemporaryDirectory() as d:
+        vmdir = os.path.join(d, "vm")
+        os.mkdir(vmdir)
+        for path, rows in ((os.path.join(d, "torch.jsonl"), SEED_HOST),
+                           (os.path.join(vmdir, "torch-vm.jsonl"), SEED_VM)):
+            with open(path, "w") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in rows))
+        demo_torch().report(d, vmdir)
+        with open(os.path.join(d, "tta.json")) as f:
+            tta = json.load(f)
+        with open(os.path.join(d, "tta-curves.json")) as f:
+            curves = json.load(f)
+        with open(os.path.join(d, "torch.md")) as f:
+            md = f.read().split("\n")
+    return {"tta": {r["config"]: r for r in tta if r["where"] == "vm"},
+            "curves": {r["config"]: r for r in curves
+                       if r["where"] == "vm"}, "md": md}
+
+
+@test("demo-torch.py report: a seed's VM phases weighted by the host's "
+      "steps in each (at the target; whole run for bytes/iter), a phase "
+      "the VM lacks at the row's mean, plain rows as steps x s/step")
+def t_seed_phases() -> None:
+    got = seed_report()
+    tta, curves = got["tta"], got["curves"]
+    # default: 20 steps x 30 s; wire ratio against itself
+    assert tta["default"]["time_to_target_s"] == 600.0, tta["default"]
+    assert tta["default"]["payload_ratio"] == 1.0, tta["default"]
+    # LGC: (5 x 30 + 5 x 40 + 10 x 10) / 20 = 22.5 s/step; bytes/step
+    # (5 x 7e6 + 5 x 1e6 + 10 x 5e4) / 20 = 2,025,000
+    lgc = tta["incnn-lgc"]
+    assert lgc == {"model": "hdc-mlp", "config": "incnn-lgc",
+                   "where": "vm", "payload_ratio": 3.46,
+                   "wire_bytes_per_iter": 2025000, "target_accuracy": 91.0,
+                   "final_accuracy": 92.0, "time_to_target_s": 450.0}, lgc
+    assert curves["incnn-lgc"]["bytes_to_target"] == 40500000, curves
+    assert curves["incnn-lgc"]["phase_weighted"] is True, curves
+    assert curves["default"]["phase_weighted"] is False, curves
+    # GradiVeQ: sampling (6 steps) at the row's 20 s and 2 MB:
+    # (4 x 30 + 6 x 20 + 10 x 10) / 20 = 17 s/step,
+    # (4 x 7e6 + 6 x 2e6 + 10 x 1e6) / 20 = 2.5e6 bytes
+    gvq = tta["incnn-gradiveq"]
+    assert gvq["time_to_target_s"] == 340.0, gvq
+    assert gvq["wire_bytes_per_iter"] == 2500000, gvq
+    assert "- hdc-mlp incnn-lgc: stage 1: 2 x 30000 ms, 7.000 MB/iter, " \
+        "stage 2: 2 x 40000 ms, 1.000 MB/iter, stage 3: 2 x 10000 ms, " \
+        "0.050 MB/iter" in got["md"], got["md"]
+
+
 if __name__ == "__main__":
     sys.exit(ktap.run())

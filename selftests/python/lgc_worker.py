@@ -13,7 +13,8 @@ variables; incnn uses MASTER_PORT + 1. LGC_STRIDE (code_stride, default
 (ae_optim, default adam), LGC_AE_LR (default 1e-3), LGC_INIT (ae_init,
 default torch), LGC_NORM (ae_norm, default rms), LGC_MEASURE=1 (measure),
 LGC_TRAINER (trainer, default 0), LGC_SAMPLES (wire_samples, default 0;
-with an emulated codec the sockets are unmarked) tune it; "digests" has
+with an emulated codec the sockets are unmarked), LGC_BUCKET_BYTES (DDP's
+bucket caps, default 20000) tune it; "digests" has
 the parameters' digest after every step. LGC_CHECKS=1
 (the selftests) adds, for LGC: the hook's asynchrony (at iterations T1
 and T1+T2 the worker thread holds its first bucket until the hook of the
@@ -124,9 +125,11 @@ def main() -> None:
     x, y = data(rank, world, world * BATCH * 32, 1)
     tx, ty = data(0, 1, 1000, 2)
     net = model()
-    # several buckets per iteration: DDP's first bucket is 1 MB otherwise
-    dist._DEFAULT_FIRST_BUCKET_BYTES = 20000    # type: ignore[attr-defined]
-    ddp = DDP(net, bucket_cap_mb=0.02)
+    # several buckets per iteration: DDP's first bucket is 1 MB otherwise;
+    # LGC_BUCKET_BYTES=1: a bucket per tensor (the first layer's: dense)
+    cap = int(os.environ.get("LGC_BUCKET_BYTES", "20000"))
+    dist._DEFAULT_FIRST_BUCKET_BYTES = cap      # type: ignore[attr-defined]
+    ddp = DDP(net, bucket_cap_mb=cap / 1e6)
     if baseline:
         st: Any = it.State(codec="none", timeout=60)
         ddp.register_comm_hook(st, it.allreduce_hook)

@@ -9,6 +9,7 @@ Needs the built package and library (make python) and Debian's
 python3-torch. The 4-rank job is lgc_worker.py on 127.0.0.1 (gloo).
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -41,12 +42,15 @@ def test(name: str) -> Callable:
 def job(codec: str = "none") -> List[Dict[str, Any]]:
     """The 4-rank run with the State's @codec (once per codec, shared by
     the tests that need it); an emulated codec: its samples kept too;
-    "baseline": the plain incnn hook and SGD with momentum."""
+    "baseline": the plain incnn hook and SGD with momentum; "dense-bucket":
+    codec none with the first layer (dense) alone in a DDP bucket."""
     if codec in _job:
         return _job[codec]
     port = free_ports(3)
     extra = {"LGC_CHECKS": "1"} if codec == "none" else {} \
-        if codec == "baseline" else {"LGC_CODEC": codec, "LGC_SAMPLES": "2"}
+        if codec == "baseline" else {"LGC_BUCKET_BYTES": "1"} \
+        if codec == "dense-bucket" else \
+        {"LGC_CODEC": codec, "LGC_SAMPLES": "2"}
     args = ["baseline"] if codec == "baseline" else []
     with tempfile.TemporaryDirectory() as d:
         procs = []
@@ -224,6 +228,21 @@ def t_identical() -> None:
     print(f"# rate: stage 3 {s['3']['rate']:.1f}x, whole run "
           f"{s['total']['rate']:.2f}x")
     assert s["3"]["rate"] > 10 and s["total"]["rate"] > 1, s
+
+
+@test("a bucket of dense tensors only (the first layer alone): no "
+      "indices, stages 2 and 3 run, replicas bit-identical")
+def t_dense_bucket() -> None:
+    ranks = job("dense-bucket")
+    empty = hashlib.sha256(b"").hexdigest()[:16]
+    for step in range(T1, STEPS):
+        got = [d["indices"][step] for d in ranks]
+        assert all(g == got[0] for g in got), f"step {step}: {got}"
+        assert empty in got[0].values() and len(got[0]) >= 2, got[0]
+    ps = [d["params"] for d in ranks]
+    assert all(p == ps[0] for p in ps), ps
+    assert ranks[0]["stats"]["3"]["iterations"] == STEPS - T1 - T2, \
+        ranks[0]["stats"]
 
 
 @test("ebq stages: replicas bit-identical at every step, coded bytes")

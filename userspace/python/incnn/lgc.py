@@ -575,8 +575,11 @@ class LGCState(StateBase):
         # (a framed stream carries it)
         st["index"] += len(data) + 4
         st["sent"] += len(data) + 4
-        idx = torch.frombuffer(bytearray(zlib.decompress(data)),
-                               dtype=torch.int32).to(torch.int64).cumsum(0)
+        raw = zlib.decompress(data)
+        # none: a bucket of dense tensors only (the first layer alone)
+        idx = torch.zeros(0, dtype=torch.int64) if not raw else \
+            torch.frombuffer(bytearray(raw), dtype=torch.int32).to(
+                torch.int64).cumsum(0)
         return idx, scale
 
     def _sparse(self, bucket: Any, buf: torch.Tensor, stage: int,
