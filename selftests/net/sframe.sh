@@ -181,6 +181,11 @@ sf "$NS_A" on
 # sign), so two readings of the same true figure may differ by
 # 2 * CPUs * rsv pages; the long run's skbs, had they leaked, would hold
 # 4096 pages or more.
+# The sender's GSO skbs are what superframes coalesce: TCP sizes them
+# from its pacing rate, which on a slow (debug, loaded) VM is low enough
+# for 2-segment skbs (tcp_min_tso_segs), so the mean checked below would
+# measure the VM's speed; 8 segments at least, whatever the rate.
+nsx "$NS_A" sysctl -qw net.ipv4.tcp_min_tso_segs=8
 mem0=$(sockstat "$NS_B" mem)
 slack=$((2 * $(nproc) * $(cat /proc/sys/net/core/mem_pcpu_rsv)))
 head -c $((16 << 20)) /dev/zero >"$TMP/zero.bin"
