@@ -59,6 +59,10 @@ bound_xfer() {
 		fail "$name: every segment framed and decoded" \
 			"tx_framed $(jnum "$sa" tx_framed) rx_frames $(jnum "$sb" rx_frames) rx_out_of_window $(jnum "$sb" rx_out_of_window)" \
 			"tx_raw_untracked $(jnum "$sa" tx_raw_untracked)"
+		info "sender: $sa"
+		info "receiver: $sb"
+		info "receiver vb: $(ip -n "$NS_B" -s link show vb | tr -s ' \n' ' ')"
+		info "receiver softnet: $(nsx "$NS_B" cat /proc/net/softnet_stat | awk '{ print $2 }' | tr '\n' ' ')"
 	fi
 }
 
