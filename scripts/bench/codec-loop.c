@@ -18,28 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench-time.h"
 #include "codec.h"
 #include <incnn/gen.h>
 
 #define TOTAL	(256 * 1024)
 #define REPEATS	300
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* one round: memcpy's time over encode's (*re) and decode's (*rd) */
 static int round_of(const struct incnn_codec *c, unsigned int k,
@@ -51,12 +36,12 @@ static int round_of(const struct incnn_codec *c, unsigned int k,
 	double tm = 0, te = 0, td = 0;
 
 	for (int rep = 0; rep < REPEATS; rep++) {
-		double t0 = now(), t1, t2, t3;
+		double t0 = bench_cpu_now(), t1, t2, t3;
 
 		for (i = 0; i < n; i++)
 			memcpy(dec + i * size, in + i * size, size);
 		__asm__ volatile("" : : "r"(dec) : "memory");
-		t1 = now();
+		t1 = bench_cpu_now();
 		for (i = 0; i < n; i++) {
 			lens[i] = incnn_codec_encode(c, INCNN_SIMD_AVX2, k,
 						     in + i * size, size,
@@ -65,13 +50,13 @@ static int round_of(const struct incnn_codec *c, unsigned int k,
 			if (lens[i] < 0)
 				return -1;
 		}
-		t2 = now();
+		t2 = bench_cpu_now();
 		for (i = 0; i < n; i++)
 			if (incnn_codec_decode(c, INCNN_SIMD_AVX2, k,
 					       enc + i * slot, lens[i],
 					       dec + i * size, size))
 				return -1;
-		t3 = now();
+		t3 = bench_cpu_now();
 		tm += t1 - t0;
 		te += t2 - t1;
 		td += t3 - t2;
@@ -112,8 +97,8 @@ int main(int argc, char **argv)
 						cs[c]->name);
 					return 1;
 				}
-			qsort(re, rounds, sizeof(double), cmpd);
-			qsort(rd, rounds, sizeof(double), cmpd);
+			qsort(re, rounds, sizeof(double), bench_cmp_double);
+			qsort(rd, rounds, sizeof(double), bench_cmp_double);
 			printf("%-10s k=%u %6zu enc %.3f dec %.3f\n",
 			       cs[c]->name, k, sizes[z], re[rounds / 2],
 			       rd[rounds / 2]);

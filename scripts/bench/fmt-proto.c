@@ -22,8 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench-time.h"
 #include "codec.h"
 #include <incnn/gen.h>
 
@@ -158,21 +158,6 @@ static void proto_decode(const uint8_t *in, size_t n, float *out, int k)
 	}
 }
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int check(const float *in, size_t size, int k, uint8_t *enc, float *a,
 		 float *b)
 {
@@ -216,27 +201,27 @@ int main(int argc, char **argv)
 			double t[5] = { 0 };
 
 			for (int rep = 0; rep < 200; rep++) {
-				double t0 = now(), t1, t2, t3, t4, t5;
+				double t0 = bench_cpu_now(), t1, t2, t3, t4, t5;
 
 				for (size_t i = 0; i < n; i++)
 					memcpy((uint8_t *)dec + i * size,
 					       (uint8_t *)in + i * size, size);
 				__asm__ volatile("" : : "r"(dec) : "memory");
-				t1 = now();
+				t1 = bench_cpu_now();
 				for (size_t i = 0; i < n; i++)
 					el = proto_encode(in + i * size / 4, size / 4,
 							  enc + i * slot, k);
-				t2 = now();
+				t2 = bench_cpu_now();
 				for (size_t i = 0; i < n; i++)
 					proto_decode(enc + i * slot, size / 4,
 						     dec + i * size / 4, k);
-				t3 = now();
+				t3 = bench_cpu_now();
 				for (size_t i = 0; i < n; i++)
 					lens[i] = incnn_codec_encode(&incnn_codec_ebq,
 						INCNN_SIMD_AVX2, k,
 						(uint8_t *)in + i * size, size,
 						e2 + i * slot, slot, NULL, NULL);
-				t4 = now();
+				t4 = bench_cpu_now();
 				for (size_t i = 0; i < n; i++)
 					if (incnn_codec_decode(&incnn_codec_ebq,
 							       INCNN_SIMD_AVX2, k,
@@ -244,7 +229,7 @@ int main(int argc, char **argv)
 							       (uint8_t *)a + i * size,
 							       size))
 						return 1;
-				t5 = now();
+				t5 = bench_cpu_now();
 				t[0] += t1 - t0;
 				t[1] += t2 - t1;
 				t[2] += t3 - t2;
@@ -256,10 +241,10 @@ int main(int argc, char **argv)
 			ee[rr] = t[0] / t[3];
 			ed[rr] = t[0] / t[4];
 		}
-		qsort(pe, rounds, sizeof(double), cmpd);
-		qsort(pd, rounds, sizeof(double), cmpd);
-		qsort(ee, rounds, sizeof(double), cmpd);
-		qsort(ed, rounds, sizeof(double), cmpd);
+		qsort(pe, rounds, sizeof(double), bench_cmp_double);
+		qsort(pd, rounds, sizeof(double), bench_cmp_double);
+		qsort(ee, rounds, sizeof(double), bench_cmp_double);
+		qsort(ed, rounds, sizeof(double), bench_cmp_double);
 		printf("k=%d laplace:%g %6zu B, of memcpy: proto enc %.3f dec %.3f (ratio %.2f), ebq avx2 enc %.3f dec %.3f (ratio %.2f)\n",
 		       k, sc, size, pe[rounds / 2], pd[rounds / 2],
 		       (double)size / el, ee[rounds / 2], ed[rounds / 2],
