@@ -270,7 +270,8 @@ nap() {
 
 # py_tcp: Python source, to prepend to a test's Python helper: tcp(ADDR,
 # TOS=None), a TCP socket of ADDR's family (IPv6 if it has a ':')
-# marked with TOS, and set_tos(SOCK, TOS): IP_TOS or IPV6_TCLASS
+# marked with TOS, set_tos(SOCK, TOS): IP_TOS or IPV6_TCLASS, and
+# save_stream(SOCK, PATH): what SOCK receives until EOF, into PATH
 py_tcp() {
 	cat <<'EOF'
 import socket as _socket
@@ -289,6 +290,15 @@ def tcp(addr, tos=None):
     if tos is not None:
         set_tos(s, tos)
     return s
+
+
+def save_stream(s, out):
+    with open(out, "wb") as f:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            f.write(b)
 EOF
 }
 
@@ -374,12 +384,7 @@ ls.bind((addr, port))
 ls.listen(1)
 s, _ = ls.accept()
 s.shutdown(socket.SHUT_WR)
-with open(out, "wb") as f:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        f.write(b)
+save_stream(s, out)
 PY
 	{ py_tcp; cat <<'PY'; } >"$TMP/pause-send.py"
 import socket, sys, time

@@ -35,7 +35,7 @@ s.shutdown(socket.SHUT_WR)
 while s.recv(65536):
     pass
 EOF
-cat >"$TMP/recv.py" <<'EOF'
+{ py_tcp; cat <<'EOF'; } >"$TMP/recv.py"
 import socket, sys
 port, out = int(sys.argv[1]), sys.argv[2]
 ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
@@ -45,12 +45,7 @@ ls.bind(("::", port))
 ls.listen(1)
 s, peer = ls.accept()
 assert peer[0].startswith("::ffff:"), peer
-with open(out, "wb") as f:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        f.write(b)
+save_stream(s, out)
 s.close()
 EOF
 
