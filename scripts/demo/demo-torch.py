@@ -95,6 +95,7 @@ WARMUP = 10
 SAMPLES = 4
 EVAL_EVERY = 10
 EVAL_STRIDE = 2     # the test digits scored along the way: every 2nd (1,000)
+LGC_FULL_AT = 150   # steps from which LGC runs make seeds' stages 1-2
 # digits per rank and step where not BATCH: the wide MLP's compute is
 # kept small so that its communication weighs more
 MODEL_BATCH = {"mlp-wide": 8}
@@ -837,9 +838,13 @@ def train(outdir: str, data_path: str, tool: str, steps: int) -> None:
                        CONFIGS + EXTRA_CONFIGS, "configuration") \
         if os.environ.get("INCNN_TORCH_CONFIGS") else CONFIGS
     k = int(os.environ.get("INCNN_TORCH_EVAL_EVERY", EVAL_EVERY))
-    # the seeds' schedules, scaled to the run (seeds-torch.py reads them;
-    # LGC's stages 1-2 a fifth of it, as make seeds' 20 + 40 of 300)
-    for var, v in (("LGC_T1", steps // 15), ("LGC_T2", 2 * steps // 15),
+    # the seeds' schedules, scaled to the run (seeds-torch.py reads them).
+    # LGC: make seeds' stages 1-2 (20 + 40), shortened in proportion below
+    # 150 steps only: its autoencoder needs about 40 stage-2 iterations,
+    # with 20 (150 steps at 2/15) stage 3 diverged (docs/results.md)
+    lgc = min(steps, LGC_FULL_AT)
+    for var, v in (("LGC_T1", 20 * lgc // LGC_FULL_AT),
+                   ("LGC_T2", 40 * lgc // LGC_FULL_AT),
                    ("GVQ_TORCH_WARMUP", steps // 10),
                    ("GVQ_TORCH_TS", steps // 10)):
         os.environ.setdefault(f"INCNN_SEEDS_{var}", str(max(1, v)))
