@@ -66,8 +66,10 @@ bound_xfer() {
 			"tx_raw_untracked $(jnum "$sa" tx_raw_untracked)"
 		info "sender: $sa"
 		info "receiver: $sb"
+		# veth counts a drop into a full backlog as the sender's TX dropped
+		info "sender va: $(ip -n "$NS_A" -s link show va | tr -s ' \n' ' ')"
 		info "receiver vb: $(ip -n "$NS_B" -s link show vb | tr -s ' \n' ' ')"
-		info "receiver softnet: $(nsx "$NS_B" cat /proc/net/softnet_stat | awk '{ print $2 }' | tr '\n' ' ')"
+		info "softnet drops per CPU (all namespaces): $(nsx "$NS_B" cat /proc/net/softnet_stat | awk '{ print $2 }' | tr '\n' ' ')"
 	fi
 }
 
