@@ -85,14 +85,13 @@ fi
 after=$(frags)
 sa=$(kstats "$NS_A")
 sb=$(kstats "$NS_B")
-fr=$(jnum "$sa" tx_framed)
-# a spurious retransmission is emptied, not decoded (rx_out_of_window)
-rf=$(($(jnum "$sb" rx_frames) + $(jnum "$sb" rx_out_of_window)))
-if [ $((after - before)) -ge "$fr" ] && [ "$fr" -ge 1 ] && [ "$rf" -ge "$fr" ]; then
-	ok "every frame fragmented on the path and decoded (tx_framed $fr, rx_frames + rx_out_of_window $rf, fragments $((after - before)))"
+frame_balance "$sa" "$sb"
+fr=$FB_TX
+if [ $((after - before)) -ge "$fr" ] && [ "$fr" -ge 1 ] && [ "$FB_RX" -ge "$fr" ]; then
+	ok "every frame fragmented on the path and accounted for ($FB_TEXT, fragments $((after - before)))"
 else
-	fail "every frame fragmented on the path and decoded" \
-		"tx_framed $fr rx_frames + rx_out_of_window $rf fragments $((after - before))"
+	fail "every frame fragmented on the path and accounted for" \
+		"$FB_TEXT, fragments $((after - before))"
 fi
 
 ktap_finish

@@ -130,6 +130,28 @@ expected() {
 	echo "${v:-0}"
 }
 
+# --- frame accounting -------------------------------------------------
+# frame_balance SA SB: does the receiver account for every frame the
+# sender put on the wire? SA, SB: the sender's and the receiver's
+# `incctl -j stats` (kstats). A frame (one wire packet, a superframe's
+# too) is decoded (rx_frames), emptied as a spurious retransmission TCP
+# will not take (rx_out_of_window), or, a superframe's packet that would
+# restore bytes past the window the receiver advertised, dropped and
+# counted (rx_drop_v2_window; TCP resends it). Sets FB_TX (tx_framed),
+# FB_RX (the receiver's sum) and FB_TEXT (both, spelled out); true if
+# they are equal.
+# shellcheck disable=SC2034 # FB_*: for the scripts that source this
+frame_balance() {
+	local rf ow v2w
+	FB_TX=$(jnum "$1" tx_framed)
+	rf=$(jnum "$2" rx_frames)
+	ow=$(jnum "$2" rx_out_of_window)
+	v2w=$(jnum "$2" rx_drop_v2_window)
+	FB_RX=$((rf + ow + v2w))
+	FB_TEXT="tx_framed $FB_TX, rx_frames $rf + rx_out_of_window $ow + rx_drop_v2_window $v2w"
+	[ "$FB_TX" = "$FB_RX" ]
+}
+
 # --- TCP options on the wire ------------------------------------------
 # syn_counters NS DEV TABLE NAME=MATCH...: named nft counters, at DEV's
 # ingress (netdev family: before any IP hook, so before incnn strips

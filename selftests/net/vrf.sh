@@ -34,7 +34,7 @@ py_pause_pair
 
 # bound_xfer NAME RECV_DEV SEND_DEV
 bound_xfer() {
-	local name=$1 src rrc sa sb st fr rf v2w
+	local name=$1 src rrc sa sb st
 	incctl "$NS_A" stats reset
 	incctl "$NS_B" stats reset
 	next_port
@@ -50,19 +50,12 @@ bound_xfer() {
 	fi
 	sa=$(kstats "$NS_A")
 	sb=$(kstats "$NS_B")
-	fr=$(jnum "$sa" tx_framed)
-	rf=$(($(jnum "$sb" rx_frames) + $(jnum "$sb" rx_out_of_window)))
-	v2w=$(jnum "$sb" rx_drop_v2_window)
-	# every frame (a wire packet, a superframe's too) is decoded, emptied
-	# (out of window) or, a superframe's packet that would restore bytes
-	# past the window the receiver advertised, dropped and counted
-	# (rx_drop_v2_window; TCP resends it); the loss is before the framing
-	if [ "$fr" -ge 1 ] && [ "$(jnum "$sa" tx_raw_untracked)" = 0 ] &&
-		[ $((rf + v2w)) = "$fr" ]; then
-		ok "$name: every segment framed and decoded ($(jnum "$sb" rx_frames), superframes past the window $v2w)"
+	# every frame is accounted for (the loss is before the framing)
+	if frame_balance "$sa" "$sb" && [ "$FB_TX" -ge 1 ] &&
+		[ "$(jnum "$sa" tx_raw_untracked)" = 0 ]; then
+		ok "$name: every segment framed and accounted for ($FB_TEXT)"
 	else
-		fail "$name: every segment framed and decoded" \
-			"tx_framed $fr rx_frames $(jnum "$sb" rx_frames) rx_out_of_window $(jnum "$sb" rx_out_of_window) rx_drop_v2_window $v2w" \
+		fail "$name: every segment framed and accounted for" "$FB_TEXT" \
 			"tx_raw_untracked $(jnum "$sa" tx_raw_untracked)"
 		info "sender: $sa"
 		info "receiver: $sb"
