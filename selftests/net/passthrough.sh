@@ -51,10 +51,13 @@ if wait_listen "$NS_B" "$PORT"; then
 	timeout $((400 * SLOW)) nsenter --net="/run/netns/$NS_A" \
 		"$PYTHON" "$TMP/late.py" "$ADDR_B" "$PORT" "$TMP/f.bin" "$TMP/go" &
 	spid=$!
-	for _ in $(seq 1 200); do
+	# Python starts in seconds under TCG, more on the debug kernel
+	for _ in $(seq 1 $((400 * SLOW))); do
 		[ -e "$TMP/go.connected" ] && break
 		nap 0.05
 	done
+	[ -e "$TMP/go.connected" ] ||
+		fail "untracked flow: the sender connected before insmod (waited $((20 * SLOW)) s)"
 	load_module || fail "insmod incnn.ko"
 	: >"$TMP/go"
 	wait $spid
