@@ -22,8 +22,8 @@ SLOW=$(( ${INCNN_TEST_TIMEOUT:-${SLOW:-600}} / ${SLOW:-600} ))
 # veth queues each packet on the sending CPU's backlog: 1000 packets by
 # default, and one dropped there after the sender framed it is a frame
 # the receiver never counts (frame_balance). Every script gets the deep
-# backlog that stats.sh set for itself, whichever scripts ran before it
-# (the setting is not per namespace).
+# backlog, whichever scripts ran before it (the setting is not per
+# namespace).
 [ "${INCNN_IN_VM:-}" != 1 ] || sysctl -qw net.core.netdev_max_backlog=10000
 
 # --- KTAP -------------------------------------------------------------
@@ -157,6 +157,13 @@ frame_balance() {
 	FB_RX=$((rf + ow + v2w))
 	FB_TEXT="tx_framed $FB_TX, rx_frames $rf + rx_out_of_window $ow + rx_drop_v2_window $v2w"
 	[ "$FB_TX" = "$FB_RX" ]
+}
+
+# rx_bad_drops SB: the frames the receiver dropped as bad, from its
+# `incctl -j stats` SB: every rx_drop_* (rx_dropped) but a superframe's
+# packet past the window (rx_drop_v2_window, no fault of the frame)
+rx_bad_drops() {
+	echo $(($(jnum "$1" rx_dropped) - $(jnum "$1" rx_drop_v2_window)))
 }
 
 # --- TCP options on the wire ------------------------------------------

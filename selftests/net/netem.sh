@@ -55,11 +55,10 @@ run reorder 100000 delay 2ms reorder 25% 50%
 run duplicate 100000 duplicate 5%
 run mixed 100000 delay 1ms loss 2% duplicate 2% reorder 10%
 run corrupt 400000 corrupt 5%
-# every frame dropped as bad was dropped for its checksum (a superframe
-# past the window, rx_drop_v2_window, is no fault of the frame)
+# every frame dropped as bad was dropped for its checksum
 s=$(kstats "$NS_B")
 csum=$(jnum "$s" rx_drop_csum)
-bad=$(($(jnum "$s" rx_dropped) - $(jnum "$s" rx_drop_v2_window)))
+bad=$(rx_bad_drops "$s")
 if [ "$csum" -ge 1 ] && [ "$bad" = "$csum" ]; then
 	ok "corrupt: $csum frames dropped, all under rx_drop_csum"
 else

@@ -42,9 +42,7 @@ for gso in on off; do
 		sa=$(kstats "$NS_A")
 		sb=$(kstats "$NS_B")
 		split=$(jnum "$sa" tx_gso_split)
-		# no frame dropped as bad (rx_drop_v2_window is no fault of
-		# the frame: frame_balance)
-		drops=$(($(jnum "$sb" rx_dropped) - $(jnum "$sb" rx_drop_v2_window)))
+		drops=$(rx_bad_drops "$sb")
 		# TCP always builds GSO skbs (the device segments them, or
 		# not, after POST_ROUTING): incnn splits them in both cases
 		good=1

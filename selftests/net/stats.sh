@@ -20,8 +20,7 @@ ip netns exec "$NS_B" sh -c 'echo 1 >/sys/class/net/vb/queues/rx-0/rps_cpus'
 # veth queues each packet on the transmitting CPU's backlog, and TCP may
 # transmit from either CPU (process context, ACK or TSQ softirq), so the
 # receiver sees reordering and the sender retransmits spuriously: steer
-# the receiver's packets to one CPU (RPS) and give it a deep backlog.
-sysctl -qw net.core.netdev_max_backlog=10000
+# the receiver's packets to one CPU (RPS, above; the deep backlog: lib.sh).
 # the closed flow stays listed until the checks below read it (the default
 # close-timeout, 10 s, passed before that on the debug kernel)
 incctl "$NS_A" set close-timeout $((60 * SLOW)) ||
